@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import dbPlugin from './plugins/app/db.js';
+import authPlugin from './plugins/app/auth.js';
+import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/app/errors.js';
+import corsPlugin from './plugins/external/cors.js';
+import envPlugin, { type AppConfig } from './plugins/external/env.js';
+import helmetPlugin from './plugins/external/helmet.js';
+import jwtPlugin from './plugins/external/jwt.js';
+import rateLimitPlugin from './plugins/external/rate-limit.js';
+import sensiblePlugin from './plugins/external/sensible.js';
+import swaggerPlugin from './plugins/external/swagger.js';
+import swaggerUiPlugin from './plugins/external/swagger-ui.js';
+import underPressurePlugin from './plugins/external/under-pressure.js';
+import apiRoutes from './routes/api/index.js';
+
+/** Node's parser refuses larger headers with 431 (answered in the error envelope by clientErrorHandler). */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** Path ids are up to 128 characters (DESIGN.md §4); longer parameters are refused by the router. */
+const MAX_PARAM_LENGTH = 256;
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export type App = FastifyInstance;
+
+/**
+ * Validation (DESIGN.md §4): bodies are strict (unknown fields rejected, no type coercion, every
+ * error reported); query strings and path parameters are coerced from text, as they must be.
+ */
+function buildValidatorCompiler() {
+  const factory = AjvCompiler();
+  const bodyCompiler = factory({}, { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } });
+  const paramsCompiler = factory({}, { customOptions: { coerceTypes: 'array', removeAdditional: false } });
+  return (route: { schema: object; method: string; url: string; httpPart?: string }) =>
+    route.httpPart === 'body' ? bodyCompiler(route) : paramsCompiler(route);
+}
+
+/** A hop count trusts that many proxies nearest the server (Fastify's types want it as a function). */
+function trustProxyOption(trustProxy: AppConfig['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trustProxy === 'number' ? (_address, hop) => hop < trustProxy : trustProxy;
+}
+
+function loggerOptions(config: AppConfig): FastifyServerOptions['logger'] {
+  const pretty = process.stdout.isTTY && !config.isProduction;
+  return {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+  };
+}
+
+/**
+ * The one app factory: `npm start`, production and every test build the app here, from a
+ * validated configuration. Order (DESIGN.md §2): plugins/external, plugins/app, then routes.
+ */
+export async function buildApp(config: AppConfig): Promise<App> {
+  const app = Fastify({
+    logger: loggerOptions(config),
+    trustProxy: trustProxyOption(config.trustProxy),
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+    },
+    clientErrorHandler,
+    frameworkErrors,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(buildValidatorCompiler());
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // plugins/external
+  await app.register(envPlugin, { config });
+  await app.register(sensiblePlugin);
+  await app.register(helmetPlugin);
+  await app.register(corsPlugin);
+  await app.register(jwtPlugin);
+  await app.register(rateLimitPlugin);
+  await app.register(underPressurePlugin);
+  await app.register(swaggerPlugin);
+  await app.register(swaggerUiPlugin);
+
+  // plugins/app
+  await app.register(errorsPlugin);
+  await app.register(dbPlugin);
+  await app.register(authPlugin);
+
+  // routes
+  await app.register(apiRoutes, { prefix: '/api' });
+
+  return app;
+}

@@ -1,0 +1,85 @@
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import type { UserRow } from '../../db/schema.js';
+import { errorResponses } from '../../schemas/common.js';
+import { displayNameFromClaims, isPlatformAdmin } from './auth/rules.js';
+import { ForbiddenError } from './errors.js';
+import { createUsersRepository } from './users/repository.js';
+
+/**
+ * Who is calling (DESIGN.md §5). A route opts in with `config: { auth: 'user' | 'admin' }`; this
+ * plugin then runs the check before anything else on that route and declares the bearer scheme
+ * and the 401/403 responses in its schema, so the rule and its documentation cannot drift apart.
+ * Team roles (owner, editor, viewer) will add a third kind of requirement here.
+ */
+
+export type AuthRequirement = 'user' | 'admin';
+
+export interface Caller {
+  id: string;
+  displayName: string;
+  isAdmin: boolean;
+  user: UserRow;
+  claims: Record<string, unknown>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthRequirement;
+  }
+  interface FastifyRequest {
+    /** Set by `authenticate`; routes with `config.auth` can rely on it. */
+    caller: Caller | null;
+  }
+  interface FastifyInstance {
+    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    requireAdmin: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+}
+
+export default fp(
+  async (fastify) => {
+    const usersRepository = createUsersRepository(fastify.db.orm);
+
+    fastify.decorateRequest('caller', null);
+
+    async function authenticate(request: FastifyRequest): Promise<void> {
+      if (request.caller) return;
+      const token = await fastify.verifyBearer(request);
+      const user = await usersRepository.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
+      request.caller = {
+        id: user.id,
+        displayName: user.displayName,
+        isAdmin: isPlatformAdmin({ id: user.id, role: user.role, claims: token.claims }, fastify.config.auth),
+        user,
+        claims: token.claims,
+      };
+    }
+
+    async function requireAdmin(request: FastifyRequest): Promise<void> {
+      await authenticate(request);
+      if (!request.caller?.isAdmin) throw new ForbiddenError('This endpoint is for platform admins.');
+    }
+
+    fastify.decorate('authenticate', authenticate);
+    fastify.decorate('requireAdmin', requireAdmin);
+
+    const guards: Record<AuthRequirement, onRequestHookHandler> = { user: authenticate, admin: requireAdmin };
+
+    fastify.addHook('onRoute', (route) => {
+      const requirement = route.config?.auth;
+      if (!requirement) return;
+      const existing = route.onRequest ? [route.onRequest].flat() : [];
+      route.onRequest = [guards[requirement], ...existing];
+      route.schema = {
+        ...route.schema,
+        security: [{ bearerAuth: [] }],
+        response: {
+          ...errorResponses(...(requirement === 'admin' ? ([401, 403] as const) : ([401] as const))),
+          ...(route.schema?.response as object | undefined),
+        },
+      };
+    });
+  },
+  { name: 'auth', dependencies: ['env', 'db', 'jwt'] },
+);

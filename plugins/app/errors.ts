@@ -1,0 +1,280 @@
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { type ErrorEnvelope, type ErrorStatus, errorResponses } from '../../schemas/common.js';
+
+/**
+ * The error model (DESIGN.md §4): typed domain errors, and the one place where every failure,
+ * ours or Fastify's or a plugin's, becomes the error envelope with the right status code.
+ */
+
+export type ErrorDetail = { path: string; message: string };
+
+/** A failure the caller can act on. `code` is stable and documented in docs/errors.md. */
+export class AppError extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    statusCode: number,
+    code: string,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.statusCode = statusCode;
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details?: ErrorDetail[], code = 'validation_failed') {
+    super(400, code, message, { details });
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(code: 'missing_credentials' | 'invalid_token' | 'token_expired', message: string) {
+    // RFC 6750: a request without credentials gets no error attribute; a bad token gets invalid_token.
+    const challenge =
+      code === 'missing_credentials'
+        ? 'Bearer realm="api"'
+        : `Bearer realm="api", error="invalid_token", error_description="${message.replace(/"/g, "'")}"`;
+    super(401, code, message, { headers: { 'www-authenticate': challenge } });
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'You are not allowed to do this.', code = 'forbidden') {
+    super(403, code, message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(code: string, message: string) {
+    super(404, code, message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(code: string, message: string, details?: ErrorDetail[]) {
+    super(409, code, message, { details });
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(code: string, message: string, retryAfterSeconds?: number) {
+    super(503, code, message, {
+      headers: retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
+    });
+  }
+}
+
+type AjvError = { instancePath?: string; message?: string; keyword?: string; params?: Record<string, unknown> };
+
+/** Ajv errors as `{ path, message }`, with the path naming the field even for required/unknown fields. */
+export function validationDetails(errors: AjvError[], part: string | undefined): ErrorDetail[] {
+  const prefix = part && part !== 'body' ? `/${part}` : '';
+  return errors.map((error) => {
+    let path = error.instancePath ?? '';
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'required' && typeof error.params?.missingProperty === 'string') {
+      path += `/${error.params.missingProperty}`;
+      message = 'is required';
+    } else if (error.keyword === 'additionalProperties' && typeof error.params?.additionalProperty === 'string') {
+      path += `/${error.params.additionalProperty}`;
+      message = 'is not an accepted field';
+    }
+    return { path: `${prefix}${path}` || '/', message };
+  });
+}
+
+/** Fastify and plugin error codes that are the caller's fault, with our status and code. */
+const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    message: 'The request body must be sent as application/json.',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'The request body is too large.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: 'bad_request',
+    message: 'The Content-Length header does not match the body.',
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    code: 'invalid_json',
+    message: 'The body is empty but the content type is application/json.',
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is not valid JSON.' },
+  FST_ERR_BAD_URL: { status: 400, code: 'bad_request', message: 'The URL is not valid.' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'bad_request', message: 'A path parameter is too long.' },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'bad_request', message: 'The request could not be routed.' },
+};
+
+export interface ErrorResponse {
+  statusCode: number;
+  body: ErrorEnvelope;
+  headers: Record<string, string>;
+  /** Whether the failure is ours (logged as an error) rather than the caller's. */
+  internal: boolean;
+}
+
+/** Maps any thrown value to the status, headers and envelope the caller gets. Pure. */
+export function toErrorResponse(error: unknown, requestId?: string): ErrorResponse {
+  const envelope = (code: string, message: string, details?: ErrorDetail[]): ErrorEnvelope => ({
+    success: false,
+    error: { code, message, ...(details ? { details } : {}), ...(requestId ? { requestId } : {}) },
+  });
+
+  if (error instanceof AppError) {
+    return {
+      statusCode: error.statusCode,
+      body: envelope(error.code, error.message, error.details),
+      headers: error.headers ?? {},
+      internal: false,
+    };
+  }
+
+  const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
+  if (Array.isArray(fastifyError.validation)) {
+    return {
+      statusCode: 400,
+      body: envelope(
+        'validation_failed',
+        'The request is not valid.',
+        validationDetails(fastifyError.validation as AjvError[], fastifyError.validationContext),
+      ),
+      headers: {},
+      internal: false,
+    };
+  }
+
+  const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined;
+  if (known) {
+    return { statusCode: known.status, body: envelope(known.code, known.message), headers: {}, internal: false };
+  }
+
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 429) {
+    return {
+      statusCode: 429,
+      body: envelope('rate_limited', fastifyError.message || 'Too many requests; slow down.'),
+      headers: {},
+      internal: false,
+    };
+  }
+  if (status === 503) {
+    return {
+      statusCode: 503,
+      body: envelope('service_unavailable', 'The service is overloaded; try again shortly.'),
+      headers: { 'retry-after': '5' },
+      internal: false,
+    };
+  }
+  if (status >= 400 && status < 500) {
+    // Another plugin's client error: keep its status, never leak its internals.
+    const code = status === 404 ? 'not_found' : status === 408 ? 'request_timeout' : 'bad_request';
+    return { statusCode: status, body: envelope(code, safeMessage(fastifyError.message)), headers: {}, internal: false };
+  }
+  return {
+    statusCode: 500,
+    body: envelope('internal_error', 'Something went wrong on our side. The request id helps us find it.'),
+    headers: {},
+    internal: true,
+  };
+}
+
+/** Client-error messages from plugins are short sentences; cap them and drop anything multi-line. */
+function safeMessage(message: string | undefined): string {
+  const firstLine = (message ?? '').split('\n')[0]?.slice(0, 200).trim();
+  return firstLine || 'The request could not be processed.';
+}
+
+/** Sends the envelope for an error; used by the error handler and by plugins that answer early. */
+export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
+  const response = toErrorResponse(error, reply.request.id);
+  if (response.internal) {
+    reply.log.error({ err: error }, 'request failed');
+  } else if (response.statusCode >= 500) {
+    reply.log.warn({ err: error }, 'request refused');
+  }
+  return reply.code(response.statusCode).headers(response.headers).send(response.body);
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; code: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: 'Request Timeout',
+    code: 'request_timeout',
+    message: 'The request took too long to arrive.',
+  },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    code: 'headers_too_large',
+    message: 'The request headers are too large.',
+  },
+};
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (slow requests, oversized
+ * headers): answered on the socket with the same envelope.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy(error);
+    return;
+  }
+  const known = (error.code && CLIENT_ERRORS[error.code]) || {
+    status: 400,
+    reason: 'Bad Request',
+    code: 'bad_request',
+    message: 'The request could not be parsed.',
+  };
+  const body = JSON.stringify({ success: false, error: { code: known.code, message: known.message } });
+  socket.end(
+    `HTTP/1.1 ${known.status} ${known.reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Fastify's own routing failures (bad URL encoding, over-long parameters) in the envelope. */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  sendError(reply, error);
+}
+
+/**
+ * Declares on every route the error responses any request can meet, so the OpenAPI document shows
+ * them without each route repeating them: 400 for routes with input, 413/415 for routes with a
+ * body, and 429, 500, 503 everywhere. Also refuses to start with a route that has no tags or
+ * summary (hidden routes aside), so the document stays complete.
+ */
+function declareCommonErrors(route: RouteOptions): void {
+  const schema = (route.schema ?? {}) as FastifySchema & { hide?: boolean; tags?: string[]; summary?: string };
+  if (schema.hide) return;
+  if (!schema.tags?.length || !schema.summary) {
+    throw new Error(`Route ${route.method} ${route.url} needs schema.tags and schema.summary`);
+  }
+  const statuses: ErrorStatus[] = [429, 500, 503];
+  if (schema.body || schema.querystring || schema.params) statuses.unshift(400);
+  if (schema.body) statuses.push(413, 415);
+  route.schema = { ...schema, response: { ...errorResponses(...statuses), ...(schema.response as object | undefined) } };
+}
+
+export default fp(
+  async (fastify: FastifyInstance) => {
+    fastify.addHook('onRoute', declareCommonErrors);
+    fastify.setErrorHandler((error, _request, reply) => sendError(reply, error));
+    fastify.setNotFoundHandler((request, reply) =>
+      sendError(reply, new NotFoundError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`)),
+    );
+  },
+  { name: 'errors' },
+);

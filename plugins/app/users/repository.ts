@@ -1,0 +1,40 @@
+import { eq, sql } from 'drizzle-orm';
+import { type UserRow, users } from '../../../db/schema.js';
+import type { Database } from '../db.js';
+
+/** How often a returning user's lastSeenAt is refreshed: a write per request would be wasteful. */
+const LAST_SEEN_RESOLUTION_SECONDS = 300;
+
+export function createUsersRepository(db: Database) {
+  return {
+    findById(id: string): Promise<UserRow | undefined> {
+      return db.query.users.findFirst({ where: eq(users.id, id) });
+    },
+
+    /**
+     * Just-in-time provisioning: the user row of a verified subject, created on first sight.
+     * One read for a known user; the insert and the lastSeenAt refresh are conditional writes,
+     * safe when two first requests of one subject race.
+     */
+    async provision(id: string, displayName: string): Promise<UserRow> {
+      const existing = await db.query.users.findFirst({ where: eq(users.id, id) });
+      if (existing) {
+        const ageSeconds = (Date.now() - existing.lastSeenAt.getTime()) / 1000;
+        if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return existing;
+        const [refreshed] = await db
+          .update(users)
+          .set({ lastSeenAt: sql`now()`, displayName })
+          .where(eq(users.id, id))
+          .returning();
+        return refreshed ?? existing;
+      }
+      const [created] = await db.insert(users).values({ id, displayName }).onConflictDoNothing().returning();
+      if (created) return created;
+      const raced = await db.query.users.findFirst({ where: eq(users.id, id) });
+      if (!raced) throw new Error(`user ${id} vanished while being provisioned`);
+      return raced;
+    },
+  };
+}
+
+export type UsersRepository = ReturnType<typeof createUsersRepository>;

@@ -1,0 +1,294 @@
+import { createPublicKey } from 'node:crypto';
+import { type Static, Type } from '@sinclair/typebox';
+import { envSchema } from 'env-schema';
+import fp from 'fastify-plugin';
+
+/**
+ * Configuration: environment variables (and `.env` when present), validated once at start.
+ * DESIGN.md §3 is the contract; `.env.example` lists every variable with its default.
+ */
+
+export const DEV_JWT_SECRET = 'pack-service-dev-secret-do-not-use-in-production';
+const MIN_PRODUCTION_SECRET_LENGTH = 32;
+
+const OptionalString = Type.Optional(Type.String());
+
+export const EnvSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development',
+  }),
+  DATA_DIR: Type.String({ default: './data', minLength: 1 }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  DEV_BASE_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://' }),
+  AUTH_JWT_SECRET: OptionalString,
+  AUTH_JWT_PUBLIC_KEY: OptionalString,
+  AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  AUTH_JWT_ISSUER: OptionalString,
+  AUTH_JWT_AUDIENCE: OptionalString,
+  AUTH_ADMIN_CLAIM: Type.Optional(Type.String({ pattern: '^[^=]+=.+$' })),
+  ADMIN_USER_IDS: OptionalString,
+  DEMO_DATA: Type.Optional(Type.Boolean()),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  RATE_LIMIT_MAX: Type.Integer({ default: 300, minimum: 1 }),
+  RATE_LIMIT_WINDOW: Type.String({ default: '1 minute' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+  TRUST_PROXY: Type.String({ default: 'false' }),
+  REQUEST_TIMEOUT: Type.String({ default: '30 seconds' }),
+  BODY_LIMIT: Type.String({ default: '1 MiB' }),
+  PURCHASE_TTL: Type.String({ default: '15 minutes' }),
+  CRON_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  CRON_INTERNAL: Type.Boolean({ default: true }),
+  CORS_ORIGINS: OptionalString,
+  MAX_EVENT_LOOP_DELAY: Type.String({ default: '1 second' }),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export type KeySource =
+  | { kind: 'secret'; secret: string; algorithms: ['HS256']; isDevSecret: boolean }
+  | { kind: 'publicKey'; publicKeyPem: string; algorithms: string[] }
+  | { kind: 'jwks'; jwksUrl: URL; algorithms: string[] };
+
+export interface AppConfig {
+  host: string;
+  port: number;
+  nodeEnv: Env['NODE_ENV'];
+  isProduction: boolean;
+  dataDir: string;
+  databaseUrl?: string;
+  publicBaseUrl?: string;
+  devBaseUrl: string;
+  auth: {
+    keySource: KeySource;
+    issuer?: string;
+    audience?: string;
+    adminClaim?: { name: string; value: string };
+    adminUserIds: ReadonlySet<string>;
+  };
+  demoData: boolean;
+  redisUrl?: string;
+  rateLimit: { max: number; windowMs: number };
+  logLevel: string;
+  trustProxy: boolean | number | string[];
+  requestTimeoutMs: number;
+  bodyLimitBytes: number;
+  purchaseTtlMs: number;
+  cron: { secret?: string; internal: boolean };
+  corsOrigins: string[] | '*';
+  /** 0 turns the event-loop pressure check off (tests do: PGlite blocks the loop by design). */
+  maxEventLoopDelayMs: number;
+}
+
+/** A configuration value that cannot start the service; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
+
+/** "30 seconds", "15m", "1 hour" or a bare number of milliseconds. */
+export function parseDuration(variable: string, value: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = DURATION_UNITS[(match?.[2] || 'ms').toLowerCase()];
+  if (!match || unit === undefined) {
+    throw new ConfigError(variable, `must be a duration such as "30 seconds", "15 minutes" or "500 ms" (got "${value}")`);
+  }
+  return Math.round(Number(match[1]) * unit);
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1000,
+  kib: 1024,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** "1 MiB", "512 KB" or a bare number of bytes. */
+export function parseSize(variable: string, value: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = SIZE_UNITS[(match?.[2] || 'b').toLowerCase()];
+  if (!match || unit === undefined || Number(match[1]) <= 0) {
+    throw new ConfigError(variable, `must be a size such as "1 MiB" or "512 KB" (got "${value}")`);
+  }
+  return Math.round(Number(match[1]) * unit);
+}
+
+/** `false`, a hop count, or comma-separated proxy addresses. `true` would trust any client's headers. */
+export function parseTrustProxy(value: string): boolean | number | string[] {
+  const trimmed = value.trim();
+  if (trimmed === '' || trimmed === 'false') return false;
+  if (trimmed === 'true') {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      'must not be "true": any client could then choose its own IP address; give a hop count or the proxy addresses',
+    );
+  }
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  return splitList(trimmed);
+}
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+/** PEM text as given, or with literal "\n" escapes, as environment files often carry it. */
+function algorithmsForPublicKey(pem: string): { publicKeyPem: string; algorithms: string[] } {
+  let key: ReturnType<typeof createPublicKey>;
+  try {
+    key = createPublicKey(pem.trim().replace(/\\n/g, '\n'));
+  } catch {
+    throw new ConfigError('AUTH_JWT_PUBLIC_KEY', 'is not a readable PEM public key');
+  }
+  // Re-export in canonical SPKI form so no stray prefix can make the verifier mistake it for an HMAC secret.
+  const publicKeyPem = key.export({ type: 'spki', format: 'pem' }).toString();
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      if ((key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
+        throw new ConfigError('AUTH_JWT_PUBLIC_KEY', 'is an RSA key shorter than 2048 bits');
+      }
+      return { publicKeyPem, algorithms: ['RS256'] };
+    case 'ec': {
+      const curve = key.asymmetricKeyDetails?.namedCurve;
+      const algorithm = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }[curve ?? ''];
+      if (!algorithm) throw new ConfigError('AUTH_JWT_PUBLIC_KEY', `uses the unsupported curve ${curve}`);
+      return { publicKeyPem, algorithms: [algorithm] };
+    }
+    case 'ed25519':
+      return { publicKeyPem, algorithms: ['EdDSA'] };
+    default:
+      throw new ConfigError('AUTH_JWT_PUBLIC_KEY', `is a ${key.asymmetricKeyType} key; use RSA, EC or Ed25519`);
+  }
+}
+
+function resolveKeySource(env: Env, isProduction: boolean): KeySource {
+  const secret = env.AUTH_JWT_SECRET || undefined;
+  const pem = env.AUTH_JWT_PUBLIC_KEY || undefined;
+  const jwks = env.AUTH_JWKS_URL || undefined;
+  const configured = [secret && 'AUTH_JWT_SECRET', pem && 'AUTH_JWT_PUBLIC_KEY', jwks && 'AUTH_JWKS_URL'].filter(
+    Boolean,
+  );
+  if (configured.length > 1) {
+    throw new ConfigError(configured.join(' and '), 'are both set: configure exactly one key source');
+  }
+  if (pem) return { kind: 'publicKey', ...algorithmsForPublicKey(pem) };
+  if (jwks) return { kind: 'jwks', jwksUrl: new URL(jwks), algorithms: ['RS256', 'ES256', 'ES384', 'ES512', 'EdDSA'] };
+  if (secret) {
+    if (isProduction && (secret.length < MIN_PRODUCTION_SECRET_LENGTH || secret === DEV_JWT_SECRET)) {
+      throw new ConfigError(
+        'AUTH_JWT_SECRET',
+        `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters and not the dev secret in production`,
+      );
+    }
+    return { kind: 'secret', secret, algorithms: ['HS256'], isDevSecret: secret === DEV_JWT_SECRET };
+  }
+  if (isProduction) {
+    throw new ConfigError(
+      'AUTH_JWT_SECRET',
+      'is required in production unless AUTH_JWT_PUBLIC_KEY or AUTH_JWKS_URL is set',
+    );
+  }
+  return { kind: 'secret', secret: DEV_JWT_SECRET, algorithms: ['HS256'], isDevSecret: true };
+}
+
+function parseAdminClaim(value: string | undefined): AppConfig['auth']['adminClaim'] {
+  if (!value) return undefined;
+  const separator = value.indexOf('=');
+  return { name: value.slice(0, separator).trim(), value: value.slice(separator + 1).trim() };
+}
+
+/**
+ * Validates the environment and returns the typed configuration. Throws ConfigError (naming the
+ * variable) on the first value that cannot work. `dotenv` reads `.env` only for the real process.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env, dotenv = false): AppConfig {
+  let env: Env;
+  try {
+    env = envSchema<Env>({ schema: EnvSchema, data: source, env: false, dotenv });
+  } catch (error) {
+    // env-schema reports e.g. "env/PORT must be <= 65535": name the variable our way.
+    const message = (error as Error).message.replace(/env\//g, '');
+    const variable = /^(\w+)/.exec(message)?.[1] ?? 'environment';
+    throw new ConfigError(variable, message.slice(variable.length).trim());
+  }
+  const isProduction = env.NODE_ENV === 'production';
+  const corsOrigins = splitList(env.CORS_ORIGINS);
+  return {
+    host: env.HOST,
+    port: env.PORT,
+    nodeEnv: env.NODE_ENV,
+    isProduction,
+    dataDir: env.DATA_DIR,
+    databaseUrl: env.DATABASE_URL || undefined,
+    publicBaseUrl: env.PUBLIC_BASE_URL,
+    devBaseUrl: env.DEV_BASE_URL,
+    auth: {
+      keySource: resolveKeySource(env, isProduction),
+      issuer: env.AUTH_JWT_ISSUER || undefined,
+      audience: env.AUTH_JWT_AUDIENCE || undefined,
+      adminClaim: parseAdminClaim(env.AUTH_ADMIN_CLAIM ?? (isProduction ? undefined : 'role=admin')),
+      adminUserIds: new Set(splitList(env.ADMIN_USER_IDS)),
+    },
+    demoData: env.DEMO_DATA ?? !isProduction,
+    redisUrl: env.REDIS_URL || undefined,
+    rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: parseDuration('RATE_LIMIT_WINDOW', env.RATE_LIMIT_WINDOW) },
+    logLevel: env.LOG_LEVEL,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: parseDuration('REQUEST_TIMEOUT', env.REQUEST_TIMEOUT),
+    bodyLimitBytes: parseSize('BODY_LIMIT', env.BODY_LIMIT),
+    purchaseTtlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL),
+    cron: { secret: env.CRON_SECRET, internal: env.CRON_INTERNAL },
+    corsOrigins: corsOrigins.length > 0 ? corsOrigins : isProduction ? [] : '*',
+    maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY),
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: AppConfig;
+  }
+}
+
+/** Decorates the validated configuration so every plugin reads the same values. */
+export default fp<{ config: AppConfig }>(
+  async (fastify, { config }) => {
+    fastify.decorate('config', config);
+    if (config.auth.keySource.kind === 'secret' && config.auth.keySource.isDevSecret) {
+      fastify.log.warn(
+        'AUTH_JWT_SECRET is not set: using the documented dev secret. Anyone can mint tokens; never use it in production.',
+      );
+    }
+  },
+  { name: 'env' },
+);

@@ -1,0 +1,45 @@
+import fastifyRateLimit from '@fastify/rate-limit';
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+
+/**
+ * The global rate limit: per user when the request carries a valid token, else per IP (so a
+ * forged token cannot buy its sender a fresh bucket). In memory for one instance; in Redis when
+ * REDIS_URL is set, so every instance counts against the same limit.
+ */
+export default fp(async (fastify) => {
+  const { rateLimit, redisUrl } = fastify.config;
+  const redis = redisUrl
+    ? new Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
+    : undefined;
+  if (redis) {
+    redis.on('error', (error) => fastify.log.warn({ err: error }, 'rate-limit store (Redis) error'));
+    fastify.addHook('onClose', async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    });
+  }
+
+  async function callerKey(request: FastifyRequest): Promise<string> {
+    if (!request.headers.authorization) return `ip:${request.ip}`;
+    try {
+      return `user:${(await fastify.verifyBearer(request)).sub}`;
+    } catch {
+      return `ip:${request.ip}`;
+    }
+  }
+
+  await fastify.register(fastifyRateLimit, {
+    global: true,
+    max: rateLimit.max,
+    timeWindow: rateLimit.windowMs,
+    ...(redis ? { redis, nameSpace: 'pack-service:rate-limit:' } : {}),
+    // A store outage should not take the API down with it.
+    skipOnError: true,
+    keyGenerator: callerKey,
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      message: `Too many requests: the limit is ${context.max} per ${context.after}. Retry after ${Math.ceil(context.ttl / 1000)} s.`,
+    }),
+  });
+}, { name: 'rate-limit', dependencies: ['env', 'jwt'] });

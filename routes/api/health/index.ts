@@ -1,0 +1,46 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ServiceUnavailableError } from '../../../plugins/app/errors.js';
+import { errorResponses } from '../../../schemas/common.js';
+import { Liveness, Readiness } from '../../../schemas/health.js';
+
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/',
+    {
+      // Probes must not be rate limited: a load balancer checks often, from one address.
+      config: { rateLimit: false },
+      schema: {
+        tags: ['Misc'],
+        summary: 'Liveness: the process is up',
+        operationId: 'getHealth',
+        response: { 200: Liveness },
+      },
+    },
+    async () => ({ success: true as const, data: { status: 'ok' as const, uptimeSeconds: process.uptime() } }),
+  );
+
+  app.get(
+    '/ready',
+    {
+      config: { rateLimit: false },
+      schema: {
+        tags: ['Misc'],
+        summary: 'Readiness: the database answers',
+        description: 'Answers 503 `not_ready` when the database does not answer within 2 seconds.',
+        operationId: 'getReadiness',
+        response: { 200: Readiness, ...errorResponses(503) },
+      },
+    },
+    async (request) => {
+      try {
+        await app.db.ping();
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed');
+        throw new ServiceUnavailableError('not_ready', 'The database is not answering.', 5);
+      }
+      return { success: true as const, data: { status: 'ready' as const, database: app.db.dialect } };
+    },
+  );
+};
+
+export default healthRoutes;
