@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import dbPlugin from './plugins/app/db.js';
 import authPlugin from './plugins/app/auth.js';
+import usersPlugin from './plugins/app/users/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
 import envPlugin, { type AppConfig } from './plugins/external/env.js';
@@ -60,7 +61,12 @@ export async function buildApp(config: AppConfig): Promise<App> {
     trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Node checks request timeouts every connectionsCheckingInterval (30 s by default): check often
+    // enough that REQUEST_TIMEOUT is honoured within a second.
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(config.requestTimeoutMs / 2))),
+    },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -73,6 +79,8 @@ export async function buildApp(config: AppConfig): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(buildValidatorCompiler());
+  // The API speaks JSON only: a text/plain body is a 415, not a string handed to validation.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -91,6 +99,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   // plugins/app
   await app.register(errorsPlugin);
   await app.register(dbPlugin);
+  await app.register(usersPlugin);
   await app.register(authPlugin);
 
   // routes

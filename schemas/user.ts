@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Timestamp } from './common.js';
+import { Envelope, Id, StrictObject, Timestamp } from './common.js';
 
 export const TeamRole = Type.Union([Type.Literal('owner'), Type.Literal('editor'), Type.Literal('viewer')]);
 
@@ -18,3 +18,36 @@ export const CurrentUser = Type.Object(
 export type CurrentUser = Static<typeof CurrentUser>;
 
 export const CurrentUserResponse = Envelope(CurrentUser);
+
+export const UpdateCurrentUserBody = StrictObject(
+  {
+    displayName: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '\\S',
+      description: 'The name shown to others; kept over the name in later tokens',
+      examples: ['Alice Liddell'],
+    }),
+  },
+  { examples: [{ displayName: 'Alice Liddell' }] },
+);
+export type UpdateCurrentUserBody = Static<typeof UpdateCurrentUserBody>;
+
+export const UserRole = Type.Union([Type.Literal('user'), Type.Literal('admin')], {
+  description: '`admin` makes the user a platform admin',
+});
+
+export const AdminUserView = Type.Object(
+  {
+    id: Type.String({ examples: ['alice'] }),
+    displayName: Type.String({ examples: ['Alice'] }),
+    role: UserRole,
+    createdAt: Timestamp,
+    lastSeenAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const AdminUserResponse = Envelope(AdminUserView);
+
+export const UserIdParams = Type.Object({ userId: Id }, { additionalProperties: false });

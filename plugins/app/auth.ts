@@ -4,7 +4,6 @@ import type { UserRow } from '../../db/schema.js';
 import { errorResponses } from '../../schemas/common.js';
 import { displayNameFromClaims, isPlatformAdmin } from './auth/rules.js';
 import { ForbiddenError } from './errors.js';
-import { createUsersRepository } from './users/repository.js';
 
 /**
  * Who is calling (DESIGN.md §5). A route opts in with `config: { auth: 'user' | 'admin' }`; this
@@ -37,16 +36,20 @@ declare module 'fastify' {
   }
 }
 
+/** Routes with `config.auth` always have a caller; this states that contract in one place. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error('route declared config.auth but no caller was set');
+  return request.caller;
+}
+
 export default fp(
   async (fastify) => {
-    const usersRepository = createUsersRepository(fastify.db.orm);
-
     fastify.decorateRequest('caller', null);
 
     async function authenticate(request: FastifyRequest): Promise<void> {
       if (request.caller) return;
       const token = await fastify.verifyBearer(request);
-      const user = await usersRepository.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
+      const user = await fastify.users.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
       request.caller = {
         id: user.id,
         displayName: user.displayName,
@@ -81,5 +84,5 @@ export default fp(
       };
     });
   },
-  { name: 'auth', dependencies: ['env', 'db', 'jwt'] },
+  { name: 'auth', dependencies: ['env', 'users', 'jwt'] },
 );

@@ -45,7 +45,8 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function makeHandle(dialect: DatabaseHandle['dialect'], orm: Database, close: () => Promise<void>): DatabaseHandle {
+function makeHandle(dialect: DatabaseHandle['dialect'], orm: Database, closeOnce: () => Promise<void>): DatabaseHandle {
+  let closing: Promise<void> | undefined;
   return {
     dialect,
     orm,
@@ -60,7 +61,10 @@ function makeHandle(dialect: DatabaseHandle['dialect'], orm: Database, close: ()
       }
     },
     ping: (timeoutMs = 2000) => withTimeout(orm.execute(sql`select 1`), timeoutMs, 'The database').then(() => undefined),
-    close,
+    close: () => {
+      closing ??= closeOnce();
+      return closing;
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import adminUserRoutes from './admin/users/index.js';
 import healthRoutes from './health/index.js';
 import userRoutes from './user/index.js';
 
@@ -6,4 +7,5 @@ import userRoutes from './user/index.js';
 export default async function apiRoutes(app: FastifyInstance) {
   await app.register(healthRoutes, { prefix: '/health' });
   await app.register(userRoutes, { prefix: '/user' });
+  await app.register(adminUserRoutes, { prefix: '/admin/users' });
 }

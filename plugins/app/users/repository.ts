@@ -11,6 +11,11 @@ export function createUsersRepository(db: Database) {
       return db.query.users.findFirst({ where: eq(users.id, id) });
     },
 
+    async updateDisplayName(id: string, displayName: string): Promise<UserRow | undefined> {
+      const [updated] = await db.update(users).set({ displayName }).where(eq(users.id, id)).returning();
+      return updated;
+    },
+
     /**
      * Just-in-time provisioning: the user row of a verified subject, created on first sight.
      * One read for a known user; the insert and the lastSeenAt refresh are conditional writes,
@@ -23,7 +28,7 @@ export function createUsersRepository(db: Database) {
         if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return existing;
         const [refreshed] = await db
           .update(users)
-          .set({ lastSeenAt: sql`now()`, displayName })
+          .set({ lastSeenAt: sql`now()` })
           .where(eq(users.id, id))
           .returning();
         return refreshed ?? existing;

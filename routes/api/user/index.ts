@@ -1,5 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { CurrentUserResponse } from '../../../schemas/user.js';
+import type { UserRow } from '../../../db/schema.js';
+import { type Caller, callerOf } from '../../../plugins/app/auth.js';
+import { CurrentUserResponse, type CurrentUser, UpdateCurrentUserBody } from '../../../schemas/user.js';
+
+function toCurrentUser(user: UserRow, caller: Caller): CurrentUser {
+  return {
+    id: user.id,
+    displayName: user.displayName,
+    isAdmin: caller.isAdmin,
+    teams: [],
+    createdAt: user.createdAt.toISOString(),
+  };
+}
 
 const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -14,18 +26,27 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      // `config.auth` guarantees the caller; the non-null assertion documents that contract.
-      const caller = request.caller!;
-      return {
-        success: true as const,
-        data: {
-          id: caller.id,
-          displayName: caller.displayName,
-          isAdmin: caller.isAdmin,
-          teams: [],
-          createdAt: caller.user.createdAt.toISOString(),
-        },
-      };
+      const caller = callerOf(request);
+      return { success: true as const, data: toCurrentUser(caller.user, caller) };
+    },
+  );
+
+  app.patch(
+    '/',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['User'],
+        summary: "Change the caller's display name",
+        operationId: 'updateCurrentUser',
+        body: UpdateCurrentUserBody,
+        response: { 200: CurrentUserResponse },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request);
+      const updated = await app.users.updateDisplayName(caller.id, request.body.displayName.trim());
+      return { success: true as const, data: toCurrentUser(updated ?? caller.user, caller) };
     },
   );
 };

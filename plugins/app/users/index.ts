@@ -1,0 +1,16 @@
+import fp from 'fastify-plugin';
+import { createUsersRepository, type UsersRepository } from './repository.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    users: UsersRepository;
+  }
+}
+
+/** The users repository, shared by authentication (provisioning) and the user routes. */
+export default fp(
+  async (fastify) => {
+    fastify.decorate('users', createUsersRepository(fastify.db.orm));
+  },
+  { name: 'users', dependencies: ['db'] },
+);
