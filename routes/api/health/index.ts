@@ -12,6 +12,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Misc'],
         summary: 'Liveness: the process is up',
+        description: 'Answers 200 while the process can serve requests; it does not touch the database.',
         operationId: 'getHealth',
         response: { 200: Liveness },
       },

@@ -21,6 +21,9 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['User'],
         summary: 'The signed-in caller, provisioned on first call',
+        description:
+          'The first verified token of a subject creates its user (just-in-time provisioning). ' +
+          '`isAdmin` is true for platform admins; `teams` lists the caller\'s team roles.',
         operationId: 'getCurrentUser',
         response: { 200: CurrentUserResponse },
       },
@@ -38,6 +41,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['User'],
         summary: "Change the caller's display name",
+        description: 'The chosen name is kept: later tokens carrying another `name` claim do not overwrite it.',
         operationId: 'updateCurrentUser',
         body: UpdateCurrentUserBody,
         response: { 200: CurrentUserResponse },
