@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import dbPlugin from './plugins/app/db.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
-import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/app/errors.js';
+import errorsPlugin, { ServiceUnavailableError, clientErrorHandler, frameworkErrors } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
 import envPlugin, { type AppConfig } from './plugins/external/env.js';
 import helmetPlugin from './plugins/external/helmet.js';
@@ -75,14 +75,25 @@ export async function buildApp(config: AppConfig): Promise<App> {
     clientErrorHandler,
     frameworkErrors,
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has its own body; ours (below) uses the error envelope.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(buildValidatorCompiler());
   // The API speaks JSON only: a text/plain body is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
+  // While shutting down, requests on kept-alive connections get 503 and `Connection: close`, so
+  // the load balancer retries them on another instance; in-flight requests finish.
+  let shuttingDown = false;
+  app.addHook('preClose', async () => {
+    shuttingDown = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (shuttingDown) {
+      reply.header('connection', 'close');
+      throw new ServiceUnavailableError('shutting_down', 'This instance is shutting down; retry the request.', 1);
+    }
   });
 
   // plugins/external

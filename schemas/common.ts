@@ -39,6 +39,7 @@ export const ERROR_STATUS_DESCRIPTIONS = {
   408: 'The request was too slow',
   409: 'State conflict',
   413: 'Body too large',
+  414: 'A path parameter is too long',
   415: 'Unsupported content type',
   422: 'Idempotency key reused with another body',
   429: 'Rate limited; see Retry-After',

@@ -1,15 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
-import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { FastifyBaseLogger } from 'fastify';
 import fp from 'fastify-plugin';
-import pg from 'pg';
 import * as schema from '../../db/schema.js';
 import type { AppConfig } from '../external/env.js';
 import { lockDataDir } from './database/data-dir-lock.js';
@@ -72,18 +67,24 @@ export function isInMemory(dataDir: string): boolean {
   return dataDir.startsWith('memory://');
 }
 
+// Each driver is imported only when configured: loading both would cost every start ~100 ms.
 async function openPglite(config: AppConfig, log: FastifyBaseLogger): Promise<DatabaseHandle> {
-  const template = await pgliteTemplate();
+  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ]);
   let client: PGlite;
   let release = () => {};
   if (isInMemory(config.dataDir)) {
-    client = await PGlite.create({ loadDataDir: template });
+    client = await PGlite.create({ loadDataDir: await pgliteTemplate() });
   } else {
     release = lockDataDir(config.dataDir);
     try {
       const fresh = !existsSync(join(config.dataDir, 'PG_VERSION'));
       if (fresh) log.info({ dataDir: config.dataDir }, 'creating a new PGlite database from the migrated template');
-      client = await PGlite.create(config.dataDir, fresh ? { loadDataDir: template } : {});
+      // Only a new folder needs the template; a restart reopens the folder as it is.
+      client = await PGlite.create(config.dataDir, fresh ? { loadDataDir: await pgliteTemplate() } : {});
     } catch (error) {
       release();
       throw error;
@@ -107,6 +108,11 @@ async function openPglite(config: AppConfig, log: FastifyBaseLogger): Promise<Da
 }
 
 async function openPostgres(databaseUrl: string, log: FastifyBaseLogger): Promise<DatabaseHandle> {
+  const [{ default: pg }, { drizzle: drizzleNodePg }, { migrate: migrateNodePg }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+    import('drizzle-orm/node-postgres/migrator'),
+  ]);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (error) => log.error({ err: error }, 'idle PostgreSQL connection failed'));

@@ -114,7 +114,7 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
   },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is not valid JSON.' },
   FST_ERR_BAD_URL: { status: 400, code: 'bad_request', message: 'The URL is not valid.' },
-  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'bad_request', message: 'A path parameter is too long.' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'uri_too_long', message: 'A path parameter is too long.' },
   FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'bad_request', message: 'The request could not be routed.' },
 };
 
@@ -252,8 +252,8 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 
 /**
  * Declares on every route the error responses any request can meet, so the OpenAPI document shows
- * them without each route repeating them: 400 for routes with input, 413/415 for routes with a
- * body, and 429, 500, 503 everywhere. Also refuses to start with a route that has no tags or
+ * them without each route repeating them: 400 for routes with input, 414 for routes with path
+ * parameters, 413/415 for routes with a body, and 429, 500, 503 everywhere. Also refuses to start with a route that has no tags or
  * summary (hidden routes aside), so the document stays complete.
  */
 function declareCommonErrors(route: RouteOptions): void {
@@ -264,6 +264,7 @@ function declareCommonErrors(route: RouteOptions): void {
   }
   const statuses: ErrorStatus[] = [429, 500, 503];
   if (schema.body || schema.querystring || schema.params) statuses.unshift(400);
+  if (schema.params) statuses.push(414);
   if (schema.body) statuses.push(413, 415);
   route.schema = { ...schema, response: { ...errorResponses(...statuses), ...(schema.response as object | undefined) } };
 }

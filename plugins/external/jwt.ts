@@ -2,7 +2,6 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import buildGetJwks from 'get-jwks';
 import { ServiceUnavailableError, UnauthorizedError } from '../app/errors.js';
 import type { KeySource } from './env.js';
 
@@ -20,6 +19,7 @@ export interface VerifiedToken {
 
 const CLOCK_TOLERANCE_MS = 30_000;
 const MAX_SUBJECT_LENGTH = 255;
+const UNCACHED_KEY_FETCH_INTERVAL_MS = 1000;
 /** Exactly `Bearer` + one space + three base64url segments; anything else is malformed. */
 const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 
@@ -51,7 +51,8 @@ function checkHeader(token: string, algorithms: readonly string[]): void {
   if ('crit' in header) throw invalid('The token uses critical header extensions this service does not support.');
 }
 
-function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
+async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
+  const { default: buildGetJwks } = await import('get-jwks');
   // Domain and path come from the configuration only; the token's iss/jku/x5u never choose a URL.
   const domain = source.jwksUrl.origin;
   const getJwks = buildGetJwks({
@@ -59,10 +60,20 @@ function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
     issuersWhitelist: [domain],
     ttl: 10 * 60_000,
   });
+  // Tokens with made-up key ids must not turn into one JWKS fetch each: a key id that is not
+  // cached may trigger a fetch at most once per second. Bursts with one new key id share the
+  // first fetch (get-jwks caches the pending promise), so only distinct new ids are throttled.
+  let lastUncachedFetch = 0;
   return async (_request: FastifyRequest, token: { header?: { kid?: string; alg?: string } }) => {
+    const signature = { domain, alg: token.header?.alg ?? '', kid: token.header?.kid as string };
+    const cached = getJwks.cache.get(getJwks.generateCacheKey(signature.alg, signature.kid, `${domain}/`)) !== undefined;
+    if (!cached) {
+      if (Date.now() - lastUncachedFetch < UNCACHED_KEY_FETCH_INTERVAL_MS) throw new UnknownKeyError('key id not cached');
+      lastUncachedFetch = Date.now();
+    }
     let jwk: Record<string, unknown>;
     try {
-      jwk = await getJwks.getJwk({ domain, alg: token.header?.alg ?? '', kid: token.header?.kid as string });
+      jwk = await getJwks.getJwk(signature);
     } catch (error) {
       if ((error as { code?: string }).code === 'JWK_NOT_FOUND') throw new UnknownKeyError('unknown key id');
       throw new JwksUnavailableError('the identity provider keys could not be fetched', { cause: error });
@@ -76,7 +87,7 @@ function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
   };
 }
 
-function secretFor(source: KeySource) {
+async function secretFor(source: KeySource) {
   switch (source.kind) {
     case 'secret':
       return source.secret;
@@ -98,7 +109,7 @@ export default fp(
   async (fastify: FastifyInstance) => {
     const { keySource, issuer, audience } = fastify.config.auth;
     await fastify.register(fastifyJwt, {
-      secret: secretFor(keySource),
+      secret: await secretFor(keySource),
       decode: { complete: true },
       verify: {
         algorithms: keySource.algorithms,

@@ -1,7 +1,6 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Redis } from 'ioredis';
 
 /**
  * The global rate limit: per user when the request carries a valid token, else per IP (so a
@@ -10,8 +9,9 @@ import { Redis } from 'ioredis';
  */
 export default fp(async (fastify) => {
   const { rateLimit, redisUrl } = fastify.config;
+  // ioredis is loaded only when configured; most single-instance setups never need it.
   const redis = redisUrl
-    ? new Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
+    ? new (await import('ioredis')).Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1 })
     : undefined;
   if (redis) {
     redis.on('error', (error) => fastify.log.warn({ err: error }, 'rate-limit store (Redis) error'));
