@@ -5,7 +5,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import dbPlugin from './plugins/app/db.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
-import errorsPlugin, { ServiceUnavailableError, clientErrorHandler, frameworkErrors } from './plugins/app/errors.js';
+import errorsPlugin, {
+  clientErrorHandler,
+  frameworkErrors,
+  ServiceUnavailableError,
+  ValidationError,
+} from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
 import envPlugin, { type AppConfig } from './plugins/external/env.js';
 import helmetPlugin from './plugins/external/helmet.js';
@@ -40,6 +45,18 @@ function buildValidatorCompiler() {
 /** A hop count trusts that many proxies nearest the server (Fastify's types want it as a function). */
 function trustProxyOption(trustProxy: AppConfig['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
   return typeof trustProxy === 'number' ? (_address, hop) => hop < trustProxy : trustProxy;
+}
+
+/** The JSON pointer of the first string holding a NUL character, which PostgreSQL text cannot store. */
+export function findNulCharacter(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || '/' : undefined;
+  if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const found = findNulCharacter(item, `${path}/${key}`);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 function loggerOptions(config: AppConfig): FastifyServerOptions['logger'] {
@@ -93,6 +110,20 @@ export async function buildApp(config: AppConfig): Promise<App> {
     if (shuttingDown) {
       reply.header('connection', 'close');
       throw new ServiceUnavailableError('shutting_down', 'This instance is shutting down; retry the request.', 1);
+    }
+  });
+
+  // Checked for every route before validation, so no handler or query ever meets a NUL.
+  app.addHook('preValidation', async (request) => {
+    const parts = { params: request.params, querystring: request.query, body: request.body } as const;
+    for (const [part, value] of Object.entries(parts)) {
+      const path = findNulCharacter(value);
+      if (path) {
+        const prefix = part === 'body' ? '' : `/${part}`;
+        throw new ValidationError('The request is not valid.', [
+          { path: `${prefix}${path === '/' ? '' : path}` || '/', message: 'must not contain NUL characters' },
+        ]);
+      }
     }
   });
 

@@ -24,7 +24,8 @@ export const UpdateCurrentUserBody = StrictObject(
     displayName: Type.String({
       minLength: 1,
       maxLength: 100,
-      pattern: '\\S',
+      // At least one visible character, no control characters.
+      pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$',
       description: 'The name shown to others; kept over the name in later tokens',
       examples: ['Alice Liddell'],
     }),

@@ -18,12 +18,25 @@ export interface VerifiedToken {
 }
 
 const CLOCK_TOLERANCE_MS = 30_000;
-const MAX_SUBJECT_LENGTH = 255;
-const UNCACHED_KEY_FETCH_INTERVAL_MS = 1000;
+/** Subjects become user ids, which are path ids of 1–128 characters (DESIGN.md §4). */
+const MAX_SUBJECT_LENGTH = 128;
+/** Lookups of key ids that are not cached: a burst of 10, then one per second (see jwksKeyResolver). */
+const UNCACHED_LOOKUP_BURST = 10;
+const UNCACHED_LOOKUP_REFILL_MS = 1000;
+const UNKNOWN_KID_MEMORY_MS = 60_000;
+const UNKNOWN_KID_MEMORY_SIZE = 10_000;
+// Control characters have no place in a subject, and PostgreSQL text cannot store NUL.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 /** Exactly `Bearer` + one space + three base64url segments; anything else is malformed. */
 const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 
-class JwksUnavailableError extends Error {}
+class JwksUnavailableError extends Error {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
+    super(message, { cause: options.cause });
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 30;
+  }
+}
 class UnknownKeyError extends Error {}
 
 function decodeSegment(segment: string): Record<string, unknown> | undefined {
@@ -60,22 +73,44 @@ async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
     issuersWhitelist: [domain],
     ttl: 10 * 60_000,
   });
-  // Tokens with made-up key ids must not turn into one JWKS fetch each: a key id that is not
-  // cached may trigger a fetch at most once per second. Bursts with one new key id share the
-  // first fetch (get-jwks caches the pending promise), so only distinct new ids are throttled.
-  let lastUncachedFetch = 0;
+  // Tokens with made-up key ids must not turn into one JWKS fetch each. A key id found missing
+  // is remembered for a minute; lookups of key ids not in the cache draw from a small token
+  // bucket. Past it the answer is 503 with Retry-After (never a wrong 401): a valid token with
+  // a newly rotated key succeeds on retry. Bursts with one new key id share one fetch, since
+  // get-jwks caches the pending lookup.
+  const unknownKids = new Map<string, number>();
+  let lookupTokens = UNCACHED_LOOKUP_BURST;
+  let refilledAt = Date.now();
+  function takeLookupToken(): boolean {
+    const now = Date.now();
+    lookupTokens = Math.min(UNCACHED_LOOKUP_BURST, lookupTokens + (now - refilledAt) / UNCACHED_LOOKUP_REFILL_MS);
+    refilledAt = now;
+    if (lookupTokens < 1) return false;
+    lookupTokens -= 1;
+    return true;
+  }
+  function rememberUnknown(cacheKey: string): void {
+    if (unknownKids.size >= UNKNOWN_KID_MEMORY_SIZE) unknownKids.delete(unknownKids.keys().next().value as string);
+    unknownKids.set(cacheKey, Date.now() + UNKNOWN_KID_MEMORY_MS);
+  }
+
   return async (_request: FastifyRequest, token: { header?: { kid?: string; alg?: string } }) => {
     const signature = { domain, alg: token.header?.alg ?? '', kid: token.header?.kid as string };
-    const cached = getJwks.cache.get(getJwks.generateCacheKey(signature.alg, signature.kid, `${domain}/`)) !== undefined;
-    if (!cached) {
-      if (Date.now() - lastUncachedFetch < UNCACHED_KEY_FETCH_INTERVAL_MS) throw new UnknownKeyError('key id not cached');
-      lastUncachedFetch = Date.now();
+    const cacheKey = getJwks.generateCacheKey(signature.alg, signature.kid, `${domain}/`);
+    if (getJwks.cache.get(cacheKey) === undefined) {
+      if ((unknownKids.get(cacheKey) ?? 0) > Date.now()) throw new UnknownKeyError('key id recently not found');
+      if (!takeLookupToken()) {
+        throw new JwksUnavailableError('too many lookups of new key ids', { retryAfterSeconds: 1 });
+      }
     }
     let jwk: Record<string, unknown>;
     try {
       jwk = await getJwks.getJwk(signature);
     } catch (error) {
-      if ((error as { code?: string }).code === 'JWK_NOT_FOUND') throw new UnknownKeyError('unknown key id');
+      if ((error as { code?: string }).code === 'JWK_NOT_FOUND') {
+        rememberUnknown(cacheKey);
+        throw new UnknownKeyError('unknown key id');
+      }
       throw new JwksUnavailableError('the identity provider keys could not be fetched', { cause: error });
     }
     const { domain: _domain, ...keyMaterial } = jwk;
@@ -113,7 +148,8 @@ export default fp(
       decode: { complete: true },
       verify: {
         algorithms: keySource.algorithms,
-        requiredClaims: ['sub', 'exp'],
+        // fast-jwt checks iss/aud only when present: require them when they are configured.
+        requiredClaims: ['sub', 'exp', ...(issuer ? ['iss'] : []), ...(audience ? ['aud'] : [])],
         clockTolerance: CLOCK_TOLERANCE_MS,
         ...(issuer ? { allowedIss: issuer } : {}),
         ...(audience ? { allowedAud: audience } : {}),
@@ -135,8 +171,12 @@ export default fp(
         payload = await request.jwtVerify<Record<string, unknown>>();
       } catch (error) {
         if (error instanceof JwksUnavailableError) {
-          request.log.error({ err: error.cause }, 'JWKS fetch failed');
-          throw new ServiceUnavailableError('auth_unavailable', 'Tokens cannot be checked right now; try again shortly.', 30);
+          request.log.error({ err: error.cause ?? error }, 'JWKS lookup failed');
+          throw new ServiceUnavailableError(
+            'auth_unavailable',
+            'Tokens cannot be checked right now; try again shortly.',
+            error.retryAfterSeconds,
+          );
         }
         if ((error as { code?: string }).code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED') {
           throw new UnauthorizedError('token_expired', 'The token has expired.');
@@ -144,8 +184,13 @@ export default fp(
         throw invalid('The token is not valid.');
       }
       // The verifier checks presence; the types are ours to check (a numeric sub is no subject).
-      if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > MAX_SUBJECT_LENGTH) {
-        throw invalid(`The token subject must be a string of 1 to ${MAX_SUBJECT_LENGTH} characters.`);
+      if (
+        typeof payload.sub !== 'string' ||
+        payload.sub.length === 0 ||
+        payload.sub.length > MAX_SUBJECT_LENGTH ||
+        CONTROL_CHARACTERS.test(payload.sub)
+      ) {
+        throw invalid(`The token subject must be 1 to ${MAX_SUBJECT_LENGTH} characters without control characters.`);
       }
       if (typeof payload.exp !== 'number') throw invalid('The token expiry must be a number.');
       return { sub: payload.sub, claims: payload };

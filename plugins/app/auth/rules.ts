@@ -7,10 +7,10 @@ export interface AdminPolicy {
 
 /** A claim by name; a dotted name reaches into objects (`realm_access.roles`). */
 export function readClaim(claims: Record<string, unknown>, name: string): unknown {
-  if (name in claims) return claims[name];
+  if (Object.hasOwn(claims, name)) return claims[name];
   let value: unknown = claims;
   for (const part of name.split('.')) {
-    if (!value || typeof value !== 'object') return undefined;
+    if (!value || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;
@@ -35,11 +35,23 @@ export function isPlatformAdmin(
   );
 }
 
+export const MAX_DISPLAY_NAME_LENGTH = 100;
+
+/** Control characters removed (PostgreSQL text cannot hold NUL), trimmed, cut to 100 code points. */
+export function cleanDisplayName(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+  const cleaned = value.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return Array.from(cleaned).slice(0, MAX_DISPLAY_NAME_LENGTH).join('').trim();
+}
+
 /** A display name from the usual identity-provider claims, else the subject itself. */
 export function displayNameFromClaims(sub: string, claims: Record<string, unknown>): string {
   for (const name of ['name', 'preferred_username', 'nickname', 'email']) {
     const value = claims[name];
-    if (typeof value === 'string' && value.trim() !== '') return value.trim().slice(0, 200);
+    if (typeof value === 'string') {
+      const cleaned = cleanDisplayName(value);
+      if (cleaned !== '') return cleaned;
+    }
   }
   return sub;
 }
