@@ -8,6 +8,7 @@ import usersPlugin from './plugins/app/users/index.js';
 import errorsPlugin, {
   clientErrorHandler,
   frameworkErrors,
+  notFoundHandler,
   ServiceUnavailableError,
   ValidationError,
 } from './plugins/app/errors.js';
@@ -82,6 +83,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
     // enough that REQUEST_TIMEOUT is honoured within a second.
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
+      // Given here too: Node applies the timeouts it was created with to slow bodies, not ones set later.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(config.requestTimeoutMs, 60_000),
       connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(config.requestTimeoutMs / 2))),
     },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
@@ -127,6 +131,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
     }
   });
 
+  // The error envelope first, so every later plugin's routes and hooks answer with it.
+  await app.register(errorsPlugin);
+
   // plugins/external
   await app.register(envPlugin, { config });
   await app.register(sensiblePlugin);
@@ -139,13 +146,13 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(swaggerUiPlugin);
 
   // plugins/app
-  await app.register(errorsPlugin);
   await app.register(dbPlugin);
   await app.register(usersPlugin);
   await app.register(authPlugin);
 
-  // routes
+  // routes; unknown routes are rate limited like known ones
   await app.register(apiRoutes, { prefix: '/api' });
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
 
   return app;
 }

@@ -7,7 +7,8 @@ import { ForbiddenError } from './errors.js';
 
 /**
  * Who is calling (DESIGN.md §5). A route opts in with `config: { auth: 'user' | 'admin' }`; this
- * plugin then runs the check before anything else on that route and declares the bearer scheme
+ * plugin then runs the check right after the rate limit, before body parsing and validation,
+ * and declares the bearer scheme
  * and the 401/403 responses in its schema, so the rule and its documentation cannot drift apart.
  * Team roles (owner, editor, viewer) will add a third kind of requirement here.
  */
@@ -73,7 +74,9 @@ export default fp(
       const requirement = route.config?.auth;
       if (!requirement) return;
       const existing = route.onRequest ? [route.onRequest].flat() : [];
-      route.onRequest = [guards[requirement], ...existing];
+      // After the hooks already there (the rate limit's among them): a flood of bad tokens is
+      // still counted and limited, and no user is provisioned for a request over the limit.
+      route.onRequest = [...existing, guards[requirement]];
       route.schema = {
         ...route.schema,
         security: [{ bearerAuth: [] }],

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -80,7 +81,8 @@ type AjvError = { instancePath?: string; message?: string; keyword?: string; par
 /** Ajv errors as `{ path, message }`, with the path naming the field even for required/unknown fields. */
 export function validationDetails(errors: AjvError[], part: string | undefined): ErrorDetail[] {
   const prefix = part && part !== 'body' ? `/${part}` : '';
-  return errors.map((error) => {
+  // An `if` error only says which `then` failed; the `then` error itself names the field.
+  return errors.filter((error) => error.keyword !== 'if').map((error) => {
     let path = error.instancePath ?? '';
     let message = error.message ?? 'is invalid';
     if (error.keyword === 'required' && typeof error.params?.missingProperty === 'string') {
@@ -89,6 +91,9 @@ export function validationDetails(errors: AjvError[], part: string | undefined):
     } else if (error.keyword === 'additionalProperties' && typeof error.params?.additionalProperty === 'string') {
       path += `/${error.params.additionalProperty}`;
       message = 'is not an accepted field';
+    } else if (error.keyword === 'false schema') {
+      // A conditional rule forbids the field in this combination (e.g. quantity with action publish).
+      message = 'is not accepted in this combination; see the operation description';
     }
     return { path: `${prefix}${path}` || '/', message };
   });
@@ -127,7 +132,9 @@ export interface ErrorResponse {
 }
 
 /** Maps any thrown value to the status, headers and envelope the caller gets. Pure. */
-export function toErrorResponse(error: unknown, requestId?: string): ErrorResponse {
+export function toErrorResponse(thrown: unknown, requestId?: string): ErrorResponse {
+  // `throw null` or a rejection with undefined is still a 500 in the envelope.
+  const error = thrown ?? new Error('a null or undefined value was thrown');
   const envelope = (code: string, message: string, details?: ErrorDetail[]): ErrorEnvelope => ({
     success: false,
     error: { code, message, ...(details ? { details } : {}), ...(requestId ? { requestId } : {}) },
@@ -200,6 +207,8 @@ function safeMessage(message: string | undefined): string {
 /** Sends the envelope for an error; used by the error handler and by plugins that answer early. */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const response = toErrorResponse(error, reply.request.id);
+  // Routing errors answer before the onRequest hook that sets it: set it here too.
+  reply.header('x-request-id', reply.request.id);
   if (response.internal) {
     reply.log.error({ err: error }, 'request failed');
   } else if (response.statusCode >= 500) {
@@ -238,16 +247,23 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     code: 'bad_request',
     message: 'The request could not be parsed.',
   };
-  const body = JSON.stringify({ success: false, error: { code: known.code, message: known.message } });
+  // No Fastify request exists yet: the id is made here, for the header and the body alike.
+  const requestId = randomUUID();
+  const body = JSON.stringify({ success: false, error: { code: known.code, message: known.message, requestId } });
   socket.end(
     `HTTP/1.1 ${known.status} ${known.reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
 /** Fastify's own routing failures (bad URL encoding, over-long parameters) in the envelope. */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   sendError(reply, error);
+}
+
+/** The 404 of unknown routes; app.ts installs it behind the rate limit. */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  sendError(reply, new NotFoundError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`));
 }
 
 /**
@@ -262,7 +278,8 @@ function declareCommonErrors(route: RouteOptions): void {
   if (!schema.tags?.length || !schema.summary) {
     throw new Error(`Route ${route.method} ${route.url} needs schema.tags and schema.summary`);
   }
-  const statuses: ErrorStatus[] = [429, 500, 503];
+  const rateLimited = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit !== false;
+  const statuses: ErrorStatus[] = [...(rateLimited ? [429 as const] : []), 500, 503];
   if (schema.body || schema.querystring || schema.params) statuses.unshift(400);
   if (schema.params) statuses.push(414);
   if (schema.body) statuses.push(413, 415);
@@ -273,9 +290,6 @@ export default fp(
   async (fastify: FastifyInstance) => {
     fastify.addHook('onRoute', declareCommonErrors);
     fastify.setErrorHandler((error, _request, reply) => sendError(reply, error));
-    fastify.setNotFoundHandler((request, reply) =>
-      sendError(reply, new NotFoundError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`)),
-    );
   },
   { name: 'errors' },
 );

@@ -1,4 +1,7 @@
-import { createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { parseEnv } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
 import fp from 'fastify-plugin';
@@ -112,14 +115,16 @@ const DURATION_UNITS: Record<string, number> = {
   days: 86_400_000,
 };
 
-/** "30 seconds", "15m", "1 hour" or a bare number of milliseconds. */
-export function parseDuration(variable: string, value: string): number {
+/** "30 seconds", "15m", "1 hour" or a bare number of milliseconds; zero only where it means "off". */
+export function parseDuration(variable: string, value: string, options: { allowZero?: boolean } = {}): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   const unit = DURATION_UNITS[(match?.[2] || 'ms').toLowerCase()];
   if (!match || unit === undefined) {
     throw new ConfigError(variable, `must be a duration such as "30 seconds", "15 minutes" or "500 ms" (got "${value}")`);
   }
-  return Math.round(Number(match[1]) * unit);
+  const milliseconds = Math.round(Number(match[1]) * unit);
+  if (milliseconds === 0 && !options.allowZero) throw new ConfigError(variable, 'must be longer than zero');
+  return milliseconds;
 }
 
 const SIZE_UNITS: Record<string, number> = {
@@ -153,8 +158,22 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
     );
   }
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  return splitList(trimmed);
+  const addresses = splitList(trimmed);
+  for (const address of addresses) {
+    const [ip, prefix, extra] = address.split('/');
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (isIP(ip ?? '') === 6 ? 128 : 32));
+    if (!PROXY_NAMES.has(address) && (extra !== undefined || isIP(ip ?? '') === 0 || !validPrefix)) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be false, a hop count, or comma-separated IP addresses or CIDR ranges (got "${address}")`,
+      );
+    }
+  }
+  return addresses;
 }
+
+/** Names proxy-addr understands for common private ranges. */
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 function splitList(value: string | undefined): string[] {
   return (value ?? '')
@@ -165,11 +184,15 @@ function splitList(value: string | undefined): string[] {
 
 /** PEM text as given, or with literal "\n" escapes, as environment files often carry it. */
 function algorithmsForPublicKey(pem: string): { publicKeyPem: string; algorithms: string[] } {
+  const text = pem.trim().replace(/\\n/g, '\n');
   let key: ReturnType<typeof createPublicKey>;
   try {
-    key = createPublicKey(pem.trim().replace(/\\n/g, '\n'));
+    key = createPublicKey(text);
   } catch {
     throw new ConfigError('AUTH_JWT_PUBLIC_KEY', 'is not a readable PEM public key');
+  }
+  if (isPrivateKey(text)) {
+    throw new ConfigError('AUTH_JWT_PUBLIC_KEY', 'holds a private key: give the public key only; the private key must not leave the identity provider');
   }
   // Re-export in canonical SPKI form so no stray prefix can make the verifier mistake it for an HMAC secret.
   const publicKeyPem = key.export({ type: 'spki', format: 'pem' }).toString();
@@ -189,6 +212,15 @@ function algorithmsForPublicKey(pem: string): { publicKeyPem: string; algorithms
       return { publicKeyPem, algorithms: ['EdDSA'] };
     default:
       throw new ConfigError('AUTH_JWT_PUBLIC_KEY', `is a ${key.asymmetricKeyType} key; use RSA, EC or Ed25519`);
+  }
+}
+
+function isPrivateKey(text: string): boolean {
+  try {
+    createPrivateKey(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -228,6 +260,15 @@ function parseAdminClaim(value: string | undefined): AppConfig['auth']['adminCla
   return { name: value.slice(0, separator).trim(), value: value.slice(separator + 1).trim() };
 }
 
+function readDotenv(): Record<string, string> {
+  try {
+    return parseEnv(readFileSync('.env', 'utf8')) as Record<string, string>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+}
+
 /**
  * Validates the environment and returns the typed configuration. Throws ConfigError (naming the
  * variable) on the first value that cannot work. `dotenv` reads `.env` only for the real process.
@@ -235,7 +276,10 @@ function parseAdminClaim(value: string | undefined): AppConfig['auth']['adminCla
 export function loadConfig(source: Record<string, string | undefined> = process.env, dotenv = false): AppConfig {
   let env: Env;
   try {
-    env = envSchema<Env>({ schema: EnvSchema, data: source, env: false, dotenv });
+    // The environment wins over .env. An empty value means unset (`DATABASE_URL=`), not invalid.
+    const merged = { ...(dotenv ? readDotenv() : {}), ...source };
+    const given = Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined && value !== ''));
+    env = envSchema<Env>({ schema: EnvSchema, data: given, env: false });
   } catch (error) {
     // env-schema reports e.g. "env/PORT must be <= 65535": name the variable our way.
     const message = (error as Error).message.replace(/env\//g, '');
@@ -270,7 +314,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     purchaseTtlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL),
     cron: { secret: env.CRON_SECRET, internal: env.CRON_INTERNAL },
     corsOrigins: corsOrigins.length > 0 ? corsOrigins : isProduction ? [] : '*',
-    maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY),
+    maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY, { allowZero: true }),
   };
 }
 

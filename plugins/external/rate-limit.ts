@@ -11,7 +11,12 @@ export default fp(async (fastify) => {
   const { rateLimit, redisUrl } = fastify.config;
   // ioredis is loaded only when configured; most single-instance setups never need it.
   const redis = redisUrl
-    ? new (await import('ioredis')).Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1 })
+    ? new (await import('ioredis')).Redis(redisUrl, {
+        connectTimeout: 2000,
+        maxRetriesPerRequest: 1,
+        // Fail fast while disconnected (skipOnError then serves the request) instead of queueing.
+        enableOfflineQueue: false,
+      })
     : undefined;
   if (redis) {
     redis.on('error', (error) => fastify.log.warn({ err: error }, 'rate-limit store (Redis) error'));
