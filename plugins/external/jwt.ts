@@ -23,7 +23,8 @@ const MAX_SUBJECT_LENGTH = 128;
 /** Lookups of key ids that are not cached: a burst of 10, then one per second (see jwksKeyResolver). */
 const UNCACHED_LOOKUP_BURST = 10;
 const UNCACHED_LOOKUP_REFILL_MS = 1000;
-const UNKNOWN_KID_MEMORY_MS = 60_000;
+// Like jose's JWKS cooldown: a key id published within this window after a miss is refused until it ends.
+const UNKNOWN_KID_MEMORY_MS = 30_000;
 const UNKNOWN_KID_MEMORY_SIZE = 10_000;
 // Control characters have no place in a subject, and PostgreSQL text cannot store NUL.
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
