@@ -5,6 +5,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import dbPlugin from './plugins/app/db.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
+import catalogPlugin from './plugins/app/packs/index.js';
+import demoPlugin from './plugins/app/demo.js';
 import errorsPlugin, {
   clientErrorHandler,
   frameworkErrors,
@@ -149,10 +151,19 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(dbPlugin);
   await app.register(usersPlugin);
   await app.register(authPlugin);
+  await app.register(catalogPlugin);
+  await app.register(demoPlugin);
 
-  // routes; unknown routes are rate limited like known ones
+  // Unknown routes are rate limited like known ones, first thing (before body parsing), as the
+  // rate-limit plugin does for every known route.
+  const limitUnknownRoute = app.rateLimit();
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) await limitUnknownRoute.call(app, request, reply);
+  });
+
+  // routes
   await app.register(apiRoutes, { prefix: '/api' });
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
+  app.setNotFoundHandler(notFoundHandler);
 
   return app;
 }

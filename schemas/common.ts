@@ -68,3 +68,36 @@ export function StrictObject<T extends TProperties>(properties: T, options: Obje
 export const Id = Type.String({ minLength: 1, maxLength: 128, description: 'An opaque identifier' });
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601, UTC', examples: ['2026-11-22T10:00:00.000Z'] });
+
+export const Cursor = Type.String({
+  minLength: 1,
+  maxLength: 512,
+  description: 'Opaque: the `nextCursor` of the previous page',
+});
+
+/** `limit` and `cursor` of a paginated list (DESIGN.md §4: default 50, max 200 unless stated). */
+export function PageQuery<T extends TProperties>(filters: T, limits = { default: 50, maximum: 200 }) {
+  return Type.Object(
+    {
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maximum, default: limits.default })),
+      cursor: Type.Optional(Cursor),
+      ...filters,
+    },
+    { additionalProperties: false },
+  );
+}
+
+/** A page of a list: `{ success: true, data: [...], nextCursor }`; nextCursor is null on the last page. */
+export function Page<T extends TSchema>(item: T) {
+  return Type.Object(
+    {
+      success: Type.Literal(true),
+      data: Type.Array(item),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' }),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export const NullableString = (options: { maxLength?: number; description?: string; format?: string } = {}) =>
+  Type.Union([Type.String(options), Type.Null()]);

@@ -22,6 +22,12 @@ export interface DatabaseHandle {
    * (the work must be safe to run again); PGlite runs one transaction at a time.
    */
   transaction<T>(work: (tx: Database) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel`, from any instance. On PostgreSQL a dedicated
+   * connection listens and reconnects when lost, calling `onGap` since notifications may have
+   * been missed meanwhile. Resolves with the function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onGap: () => void): Promise<() => Promise<void>>;
   /** Resolves when the database answers a query within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -40,11 +46,17 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function makeHandle(dialect: DatabaseHandle['dialect'], orm: Database, closeOnce: () => Promise<void>): DatabaseHandle {
+function makeHandle(
+  dialect: DatabaseHandle['dialect'],
+  orm: Database,
+  closeOnce: () => Promise<void>,
+  listen: DatabaseHandle['listen'],
+): DatabaseHandle {
   let closing: Promise<void> | undefined;
   return {
     dialect,
     orm,
+    listen,
     async transaction<T>(work: (tx: Database) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -104,7 +116,13 @@ async function openPglite(config: AppConfig, log: FastifyBaseLogger): Promise<Da
     await close();
     throw error;
   }
-  return makeHandle('pglite', orm, close);
+  const listen: DatabaseHandle['listen'] = async (channel, onNotify) => {
+    const unlisten = await client.listen(channel, onNotify);
+    return async () => {
+      if (!client.closed) await unlisten();
+    };
+  };
+  return makeHandle('pglite', orm, close, listen);
 }
 
 async function openPostgres(databaseUrl: string, log: FastifyBaseLogger): Promise<DatabaseHandle> {
@@ -134,7 +152,47 @@ async function openPostgres(databaseUrl: string, log: FastifyBaseLogger): Promis
     throw error;
   }
   const orm = drizzleNodePg({ client: pool, schema }) as unknown as Database;
-  return makeHandle('postgres', orm, () => pool.end());
+  const listeners = new Set<() => Promise<void>>();
+  const listen: DatabaseHandle['listen'] = async (channel, onNotify, onGap) => {
+    let stopped = false;
+    let client: InstanceType<typeof pg.Client> | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (delayMs: number): Promise<void> => {
+      const next = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+      const reconnect = (error?: Error) => {
+        if (stopped || client !== next) return;
+        log.warn({ err: error, channel }, 'LISTEN connection lost; reconnecting');
+        client = undefined;
+        onGap();
+        retry = setTimeout(() => void connect(Math.min(delayMs * 2, 30_000)), delayMs);
+      };
+      client = next;
+      next.on('notification', (message) => onNotify(message.payload ?? ''));
+      next.on('error', reconnect);
+      next.on('end', () => reconnect());
+      try {
+        await next.connect();
+        await next.query(`listen "${channel.replace(/"/g, '""')}"`);
+      } catch (error) {
+        await next.end().catch(() => {});
+        reconnect(error as Error);
+      }
+    };
+    await connect(500);
+    const stop = async () => {
+      stopped = true;
+      clearTimeout(retry);
+      listeners.delete(stop);
+      await client?.end().catch(() => {});
+    };
+    listeners.add(stop);
+    return stop;
+  };
+  const close = async () => {
+    await Promise.all([...listeners].map((stop) => stop()));
+    await pool.end();
+  };
+  return makeHandle('postgres', orm, close, listen);
 }
 
 /** Opens the configured database and brings its schema up to date. */

@@ -161,7 +161,9 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
   const addresses = splitList(trimmed);
   for (const address of addresses) {
     const [ip, prefix, extra] = address.split('/');
-    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (isIP(ip ?? '') === 6 ? 128 : 32));
+    // A /0 range would trust every address, which is TRUST_PROXY=true by another name.
+    const validPrefix =
+      prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (isIP(ip ?? '') === 6 ? 128 : 32));
     if (!PROXY_NAMES.has(address) && (extra !== undefined || isIP(ip ?? '') === 0 || !validPrefix)) {
       throw new ConfigError(
         'TRUST_PROXY',

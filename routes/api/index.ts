@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import auditLogRoutes from './admin/audit-log/index.js';
+import adminCollectibleRoutes from './admin/collectibles/index.js';
+import adminPackRoutes from './admin/packs/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import healthRoutes from './health/index.js';
+import publicPackRoutes from './packs/index.js';
 import userRoutes from './user/index.js';
 
 /** Every endpoint group under /api, one plugin each. */
@@ -8,4 +12,8 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(healthRoutes, { prefix: '/health' });
   await app.register(userRoutes, { prefix: '/user' });
   await app.register(adminUserRoutes, { prefix: '/admin/users' });
+  await app.register(publicPackRoutes, { prefix: '/packs' });
+  await app.register(adminPackRoutes, { prefix: '/admin/packs' });
+  await app.register(adminCollectibleRoutes, { prefix: '/admin/collectibles' });
+  await app.register(auditLogRoutes, { prefix: '/admin/audit-log' });
 }

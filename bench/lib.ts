@@ -1,0 +1,171 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import { openDatabase, type DatabaseHandle } from '../plugins/app/db.js';
+import { loadConfig } from '../plugins/external/env.js';
+
+/**
+ * Shared pieces of the benchmarks: a database to run against (PGlite folder or a fresh
+ * PostgreSQL database), the built server as a child process, a bare node:http server replaying
+ * a recorded response, and autocannon runs. Everything talks to 127.0.0.1 only.
+ */
+
+export const projectRoot = new URL('..', import.meta.url).pathname;
+export const BENCH_SECRET = 'bench-secret-that-is-long-enough-0123456789';
+
+const noop = () => {};
+const silent = {
+  level: 'silent',
+  info: noop,
+  warn: noop,
+  error: noop,
+  debug: noop,
+  trace: noop,
+  fatal: noop,
+  silent: noop,
+  child: () => silent,
+} as unknown as FastifyBaseLogger;
+
+export interface BenchDatabase {
+  kind: 'pglite' | 'postgres';
+  env: Record<string, string>;
+  open(): Promise<DatabaseHandle>;
+  cleanup(): Promise<void>;
+}
+
+/** A new PGlite folder, or a new database on the PostgreSQL server at `serverUrl`. */
+export async function benchDatabase(kind: 'pglite' | 'postgres', serverUrl = 'postgres://postgres@127.0.0.1:5432/test'): Promise<BenchDatabase> {
+  if (kind === 'pglite') {
+    const folder = mkdtempSync(join(tmpdir(), 'pack-bench-'));
+    const env = { DATA_DIR: join(folder, 'data') };
+    return {
+      kind,
+      env,
+      open: () => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET }), silent),
+      cleanup: async () => rmSync(folder, { recursive: true, force: true }),
+    };
+  }
+  const name = `pack_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const env = { DATABASE_URL: url.toString() };
+  return {
+    kind,
+    env,
+    open: () => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET }), silent),
+    cleanup: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists "${name}" with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export interface RunningServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node dist/server.js` (run `npm run build` first) and waits for readiness. */
+export async function startServer(env: Record<string, string>, port: number): Promise<RunningServer> {
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'server.js')], {
+    cwd: projectRoot,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: BENCH_SECRET,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DEMO_DATA: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error('server not ready within 60 s');
+    try {
+      if ((await fetch(`${url}/api/health/ready`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+/** Records one response of `url` (status, headers, body) and serves exactly it from bare node:http. */
+export async function startReplayServer(url: string, port: number): Promise<{ server: Server; bytes: number }> {
+  const recorded = await fetch(url);
+  const body = Buffer.from(await recorded.arrayBuffer());
+  const headers: Record<string, string> = {};
+  recorded.headers.forEach((value, name) => {
+    // Framing headers are the server's own business; everything else is replayed as recorded.
+    if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)) headers[name] = value;
+  });
+  headers['content-length'] = String(body.length);
+  const server = createServer((_request, response) => {
+    response.writeHead(recorded.status, headers);
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { server, bytes: body.length };
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+export async function load(url: string, options: { connections: number; durationSeconds: number; headers?: Record<string, string> }): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    headers: options.headers,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { type AuditLogRow, auditLog } from '../../../db/schema.js';
+import type { Database } from '../db.js';
+import { type CursorKey, toPage } from '../pagination.js';
+
+export interface AuditEntry {
+  actorId: string;
+  action: string;
+  targetType: 'pack' | 'collectible' | 'team' | 'team_member';
+  targetId: string;
+  teamId: string | null;
+  before: unknown;
+  after: unknown;
+}
+
+/** Appends one row; call it inside the transaction that makes the change, so both or neither land. */
+export async function recordAudit(tx: Database, entry: AuditEntry, at: Date): Promise<void> {
+  await tx.insert(auditLog).values({ id: randomUUID(), ...entry, createdAt: at });
+}
+
+export async function listAudit(
+  db: Database,
+  filters: { teamId?: string; targetId?: string },
+  page: { limit: number; after?: CursorKey },
+): Promise<{ items: AuditLogRow[]; nextCursor: string | null }> {
+  const conditions: SQL[] = [];
+  if (filters.teamId !== undefined) conditions.push(eq(auditLog.teamId, filters.teamId));
+  if (filters.targetId !== undefined) conditions.push(eq(auditLog.targetId, filters.targetId));
+  if (page.after) conditions.push(sql`(${auditLog.createdAt}, ${auditLog.id}) < (${page.after.at}, ${page.after.id})`);
+  const rows = await db
+    .select()
+    .from(auditLog)
+    .where(and(...conditions))
+    .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { CollectibleRow } from '../../../db/schema.js';
+import type { Collectible, CollectibleListQuery, CreateCollectibleBody, UpdateCollectibleBody } from '../../../schemas/collectibles.js';
+import { recordAudit } from '../audit/repository.js';
+import { authorize, type Principal } from '../auth/policy.js';
+import type { DatabaseHandle } from '../db.js';
+import { NotFoundError } from '../errors.js';
+import type { CatalogEvents } from '../packs/catalog-cache.js';
+import { decodeCursor } from '../pagination.js';
+import { findCollectible, insertCollectible, listCollectibles, teamExists, updateCollectible } from './repository.js';
+
+export function toCollectible(row: CollectibleRow): Collectible {
+  return {
+    id: row.id,
+    teamId: row.teamId,
+    name: row.name,
+    description: row.description,
+    imageUrl: row.imageUrl,
+    rarity: row.rarity,
+    points: row.points,
+    minted: row.minted,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+const collectibleNotFound = () => new NotFoundError('collectible_not_found', 'No collectible with this id.');
+export const teamNotFound = () => new NotFoundError('team_not_found', 'No team with this id.');
+
+/** The collectibles catalog: every change is authorized, transactional and audited. */
+export function createCollectiblesService(db: DatabaseHandle, events: CatalogEvents) {
+  return {
+    async create(principal: Principal, body: CreateCollectibleBody): Promise<Collectible> {
+      const teamId = body.teamId ?? null;
+      authorize(principal, 'catalog:write', { teamId });
+      const row = await db.transaction(async (tx) => {
+        if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
+        const now = new Date();
+        const created = await insertCollectible(tx, {
+          id: randomUUID(),
+          teamId,
+          name: body.name.trim(),
+          description: body.description ?? '',
+          imageUrl: body.imageUrl ?? null,
+          rarity: body.rarity ?? 'common',
+          points: body.points ?? 0,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await recordAudit(
+          tx,
+          { actorId: principal.id, action: 'collectible.create', targetType: 'collectible', targetId: created.id, teamId, before: null, after: toCollectible(created) },
+          now,
+        );
+        return created;
+      });
+      return toCollectible(row);
+    },
+
+    async get(principal: Principal, id: string): Promise<Collectible> {
+      const row = await findCollectible(db.orm, id);
+      if (!row) throw collectibleNotFound();
+      authorize(principal, 'catalog:read', row);
+      return toCollectible(row);
+    },
+
+    async update(principal: Principal, id: string, body: UpdateCollectibleBody): Promise<Collectible> {
+      const row = await db.transaction(async (tx) => {
+        const current = await findCollectible(tx, id, { lock: true });
+        if (!current) throw collectibleNotFound();
+        authorize(principal, 'catalog:write', current);
+        const now = new Date();
+        const updated = (await updateCollectible(tx, id, {
+          ...(body.name !== undefined ? { name: body.name.trim() } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.imageUrl !== undefined ? { imageUrl: body.imageUrl } : {}),
+          ...(body.rarity !== undefined ? { rarity: body.rarity } : {}),
+          ...(body.points !== undefined ? { points: body.points } : {}),
+          updatedAt: now,
+        })) as CollectibleRow;
+        await recordAudit(
+          tx,
+          { actorId: principal.id, action: 'collectible.update', targetType: 'collectible', targetId: id, teamId: current.teamId, before: toCollectible(current), after: toCollectible(updated) },
+          now,
+        );
+        // Names and rarities show in the public odds of active packs.
+        await events.notify(tx);
+        return updated;
+      });
+      events.invalidateLocal();
+      return toCollectible(row);
+    },
+
+    async list(principal: Principal, query: CollectibleListQuery) {
+      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null });
+      const page = await listCollectibles(db.orm, { teamId: query.teamId, rarity: query.rarity }, {
+        limit: query.limit ?? 50,
+        after: decodeCursor(query.cursor),
+      });
+      return { items: page.items.map(toCollectible), nextCursor: page.nextCursor };
+    },
+  };
+}
+
+export type CollectiblesService = ReturnType<typeof createCollectiblesService>;

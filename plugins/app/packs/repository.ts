@@ -1,0 +1,139 @@
+import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { collectibles, type PackRow, packPoolEntries, packs } from '../../../db/schema.js';
+import type { Database } from '../db.js';
+import { type CursorKey, toPage } from '../pagination.js';
+
+/** SQL of packs and their pools. Writes run inside the caller's transaction. */
+
+export const CATALOG_CHANNEL = 'pack_catalog';
+
+export interface PoolRow {
+  collectibleId: string;
+  weight: number;
+  remaining: number;
+  collectible: {
+    id: string;
+    teamId: string | null;
+    name: string;
+    description: string;
+    imageUrl: string | null;
+    rarity: 'common' | 'uncommon' | 'rare' | 'epic' | 'legendary';
+    points: number;
+  };
+}
+
+export async function findPack(db: Database, id: string, options: { lock?: boolean } = {}): Promise<PackRow | undefined> {
+  const query = db.select().from(packs).where(eq(packs.id, id));
+  // The row lock serializes every change of one pack: two publishes, or a publish and a pool edit.
+  const [row] = options.lock ? await query.for('update') : await query;
+  return row;
+}
+
+export async function insertPack(tx: Database, row: typeof packs.$inferInsert): Promise<PackRow> {
+  const [created] = await tx.insert(packs).values(row).returning();
+  return created as PackRow;
+}
+
+export async function updatePack(tx: Database, id: string, changes: Partial<typeof packs.$inferInsert>): Promise<PackRow> {
+  const [row] = await tx.update(packs).set(changes).where(eq(packs.id, id)).returning();
+  return row as PackRow;
+}
+
+/** A pack's pool, ordered by collectible id (the order draws walk), with each collectible. */
+export async function poolOf(db: Database, packId: string): Promise<PoolRow[]> {
+  return db
+    .select({
+      collectibleId: packPoolEntries.collectibleId,
+      weight: packPoolEntries.weight,
+      remaining: packPoolEntries.remaining,
+      collectible: {
+        id: collectibles.id,
+        teamId: collectibles.teamId,
+        name: collectibles.name,
+        description: collectibles.description,
+        imageUrl: collectibles.imageUrl,
+        rarity: collectibles.rarity,
+        points: collectibles.points,
+      },
+    })
+    .from(packPoolEntries)
+    .innerJoin(collectibles, eq(collectibles.id, packPoolEntries.collectibleId))
+    .where(eq(packPoolEntries.packId, packId))
+    .orderBy(asc(packPoolEntries.collectibleId));
+}
+
+/** Copies left in each pack's pool. */
+export async function remainingByPack(db: Database, packIds: string[]): Promise<Map<string, number>> {
+  if (packIds.length === 0) return new Map();
+  const rows = await db
+    .select({ packId: packPoolEntries.packId, total: sql<string>`sum(${packPoolEntries.remaining})` })
+    .from(packPoolEntries)
+    .where(inArray(packPoolEntries.packId, packIds))
+    .groupBy(packPoolEntries.packId);
+  return new Map(rows.map((row) => [row.packId, Number(row.total)]));
+}
+
+/** Adds an entry, or replaces the given fields of an existing one (keeping the others). */
+export async function upsertPoolEntry(
+  tx: Database,
+  entry: { packId: string; collectibleId: string; quantity?: number; weight?: number; now: Date },
+): Promise<void> {
+  const replace: Partial<typeof packPoolEntries.$inferInsert> = {};
+  if (entry.quantity !== undefined) replace.remaining = entry.quantity;
+  if (entry.weight !== undefined) replace.weight = entry.weight;
+  const insert = tx.insert(packPoolEntries).values({
+    packId: entry.packId,
+    collectibleId: entry.collectibleId,
+    remaining: entry.quantity ?? 1,
+    weight: entry.weight ?? 1,
+    createdAt: entry.now,
+  });
+  await (Object.keys(replace).length > 0
+    ? insert.onConflictDoUpdate({ target: [packPoolEntries.packId, packPoolEntries.collectibleId], set: replace })
+    : insert.onConflictDoNothing());
+}
+
+export async function deletePoolEntry(tx: Database, packId: string, collectibleId: string): Promise<boolean> {
+  const deleted = await tx
+    .delete(packPoolEntries)
+    .where(and(eq(packPoolEntries.packId, packId), eq(packPoolEntries.collectibleId, collectibleId)))
+    .returning({ packId: packPoolEntries.packId });
+  return deleted.length > 0;
+}
+
+/** Active packs, newest first; served by the partial indexes on status = 'active'. */
+export async function listActivePacks(db: Database, filters: { teamId?: string }, page: { limit: number; after?: CursorKey }) {
+  const conditions: SQL[] = [eq(packs.status, 'active')];
+  if (filters.teamId !== undefined) conditions.push(eq(packs.teamId, filters.teamId));
+  if (page.after) conditions.push(sql`(${packs.publishedAt}, ${packs.id}) < (${page.after.at}, ${page.after.id})`);
+  const rows = await db
+    .select()
+    .from(packs)
+    .where(and(...conditions))
+    .orderBy(desc(packs.publishedAt), desc(packs.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.publishedAt as Date, id: row.id }));
+}
+
+export async function listPacks(
+  db: Database,
+  filters: { status?: PackRow['status']; teamId?: string },
+  page: { limit: number; after?: CursorKey },
+) {
+  const conditions: SQL[] = [];
+  if (filters.status !== undefined) conditions.push(eq(packs.status, filters.status));
+  if (filters.teamId !== undefined) conditions.push(eq(packs.teamId, filters.teamId));
+  if (page.after) conditions.push(sql`(${packs.createdAt}, ${packs.id}) < (${page.after.at}, ${page.after.id})`);
+  const rows = await db
+    .select()
+    .from(packs)
+    .where(and(...conditions))
+    .orderBy(desc(packs.createdAt), desc(packs.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
+}
+
+/** Tells every instance listening on PostgreSQL that the public catalog changed (sent at commit). */
+export async function notifyCatalogChange(tx: Database, instanceId: string): Promise<void> {
+  await tx.execute(sql`select pg_notify(${CATALOG_CHANNEL}, ${instanceId})`);
+}
