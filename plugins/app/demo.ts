@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { count, sql } from 'drizzle-orm';
 import fp from 'fastify-plugin';
-import { collectibles, packs, RARITIES } from '../../db/schema.js';
+import { collectibles, packs, type RARITIES } from '../../db/schema.js';
 import { recordAudit } from './audit/repository.js';
 import { insertCollectible } from './collectibles/repository.js';
 import type { DatabaseHandle } from './db.js';

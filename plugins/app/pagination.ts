@@ -1,3 +1,4 @@
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import { ValidationError } from './errors.js';
 
 /**
@@ -41,4 +42,9 @@ export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => CursorKey
   if (rows.length <= limit) return { items: rows, nextCursor: null };
   const items = rows.slice(0, limit);
   return { items, nextCursor: encodeCursor(keyOf(items[items.length - 1] as T)) };
+}
+
+/** The keyset condition "after the cursor" for a list ordered by (at desc, id desc). */
+export function afterCursor(atColumn: AnyColumn, idColumn: AnyColumn, after: CursorKey | undefined): SQL | undefined {
+  return after ? sql`(${atColumn}, ${idColumn}) < (${after.at}, ${after.id})` : undefined;
 }

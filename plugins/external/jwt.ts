@@ -27,6 +27,7 @@ const UNCACHED_LOOKUP_REFILL_MS = 1000;
 const UNKNOWN_KID_MEMORY_MS = 30_000;
 const UNKNOWN_KID_MEMORY_SIZE = 10_000;
 // Control characters have no place in a subject, and PostgreSQL text cannot store NUL.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 /** Exactly `Bearer` + one space + three base64url segments; anything else is malformed. */
 const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { type AuditLogRow, auditLog } from '../../../db/schema.js';
 import type { Database } from '../db.js';
-import { type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 export interface AuditEntry {
   actorId: string;
@@ -27,11 +27,10 @@ export async function listAudit(
   const conditions: SQL[] = [];
   if (filters.teamId !== undefined) conditions.push(eq(auditLog.teamId, filters.teamId));
   if (filters.targetId !== undefined) conditions.push(eq(auditLog.targetId, filters.targetId));
-  if (page.after) conditions.push(sql`(${auditLog.createdAt}, ${auditLog.id}) < (${page.after.at}, ${page.after.id})`);
   const rows = await db
     .select()
     .from(auditLog)
-    .where(and(...conditions))
+    .where(and(...conditions, afterCursor(auditLog.createdAt, auditLog.id, page.after)))
     .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));

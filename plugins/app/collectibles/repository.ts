@@ -1,7 +1,7 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { type CollectibleRow, collectibles, teams } from '../../../db/schema.js';
 import type { Database } from '../db.js';
-import { type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of the collectibles catalog. Writes run inside the caller's transaction. */
 
@@ -33,11 +33,10 @@ export async function listCollectibles(
   const conditions: SQL[] = [];
   if (filters.teamId !== undefined) conditions.push(eq(collectibles.teamId, filters.teamId));
   if (filters.rarity !== undefined) conditions.push(eq(collectibles.rarity, filters.rarity));
-  if (page.after) conditions.push(sql`(${collectibles.createdAt}, ${collectibles.id}) < (${page.after.at}, ${page.after.id})`);
   const rows = await db
     .select()
     .from(collectibles)
-    .where(and(...conditions))
+    .where(and(...conditions, afterCursor(collectibles.createdAt, collectibles.id, page.after)))
     .orderBy(desc(collectibles.createdAt), desc(collectibles.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { collectibles, type PackRow, packPoolEntries, packs } from '../../../db/schema.js';
 import type { Database } from '../db.js';
-import { type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of packs and their pools. Writes run inside the caller's transaction. */
 
@@ -105,11 +105,10 @@ export async function deletePoolEntry(tx: Database, packId: string, collectibleI
 export async function listActivePacks(db: Database, filters: { teamId?: string }, page: { limit: number; after?: CursorKey }) {
   const conditions: SQL[] = [eq(packs.status, 'active')];
   if (filters.teamId !== undefined) conditions.push(eq(packs.teamId, filters.teamId));
-  if (page.after) conditions.push(sql`(${packs.publishedAt}, ${packs.id}) < (${page.after.at}, ${page.after.id})`);
   const rows = await db
     .select()
     .from(packs)
-    .where(and(...conditions))
+    .where(and(...conditions, afterCursor(packs.publishedAt, packs.id, page.after)))
     .orderBy(desc(packs.publishedAt), desc(packs.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.publishedAt as Date, id: row.id }));
@@ -123,11 +122,10 @@ export async function listPacks(
   const conditions: SQL[] = [];
   if (filters.status !== undefined) conditions.push(eq(packs.status, filters.status));
   if (filters.teamId !== undefined) conditions.push(eq(packs.teamId, filters.teamId));
-  if (page.after) conditions.push(sql`(${packs.createdAt}, ${packs.id}) < (${page.after.at}, ${page.after.id})`);
   const rows = await db
     .select()
     .from(packs)
-    .where(and(...conditions))
+    .where(and(...conditions, afterCursor(packs.createdAt, packs.id, page.after)))
     .orderBy(desc(packs.createdAt), desc(packs.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));

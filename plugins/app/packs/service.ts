@@ -49,7 +49,8 @@ function availableOf(pack: PackRow, remaining: number): number {
   });
 }
 
-export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
+/** The fields the public and admin views share. */
+function sharedFields(pack: PackRow, remaining: number) {
   return {
     id: pack.id,
     teamId: pack.teamId,
@@ -59,23 +60,19 @@ export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
     price: pack.price,
     cardsPerPack: pack.cardsPerPack,
     available: availableOf(pack, remaining),
-    publishedAt: (pack.publishedAt as Date).toISOString(),
   };
+}
+
+export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
+  return { ...sharedFields(pack, remaining), publishedAt: (pack.publishedAt as Date).toISOString() };
 }
 
 export function toAdminPack(pack: PackRow, pool: PoolRow[]): AdminPack {
   const odds = drawOdds(pool);
   return {
-    id: pack.id,
-    teamId: pack.teamId,
-    name: pack.name,
-    description: pack.description,
-    imageUrl: pack.imageUrl,
+    ...sharedFields(pack, totalRemaining(pool)),
     status: pack.status,
-    price: pack.price,
-    cardsPerPack: pack.cardsPerPack,
     supply: pack.supply,
-    available: availableOf(pack, totalRemaining(pool)),
     publishedAt: pack.publishedAt?.toISOString() ?? null,
     archivedAt: pack.archivedAt?.toISOString() ?? null,
     createdAt: pack.createdAt.toISOString(),
@@ -132,7 +129,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     async getPublic(packId: string) {
       const pack = await findPack(db.orm, packId);
       // Drafts and archived packs are not public: the same 404 as an unknown id.
-      if (!pack || pack.status !== 'active') throw packNotFound();
+      if (pack?.status !== 'active') throw packNotFound();
       const pool = await poolOf(db.orm, packId);
       const odds = drawOdds(pool);
       return {
