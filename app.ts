@@ -35,12 +35,14 @@ export type App = FastifyInstance;
 
 /**
  * Validation (DESIGN.md §4): bodies are strict (unknown fields rejected, no type coercion, every
- * error reported); query strings and path parameters are coerced from text, as they must be.
+ * error reported); query strings and path parameters are coerced from text, as they must be, and
+ * unknown query parameters are ignored.
  */
 function buildValidatorCompiler() {
   const factory = AjvCompiler();
   const bodyCompiler = factory({}, { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } });
-  const paramsCompiler = factory({}, { customOptions: { coerceTypes: 'array', removeAdditional: false } });
+  // Unknown query parameters are dropped, not refused: caches and browsers add their own (`?_=1`).
+  const paramsCompiler = factory({}, { customOptions: { coerceTypes: 'array', removeAdditional: true } });
   return (route: { schema: object; method: string; url: string; httpPart?: string }) =>
     route.httpPart === 'body' ? bodyCompiler(route) : paramsCompiler(route);
 }

@@ -1,4 +1,6 @@
 import { sql } from 'drizzle-orm';
+// Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
+// carrying a timestamp then compares exactly, whoever wrote the row.
 import { check, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** A subject of the identity provider, provisioned the first time a verified token shows it. */
@@ -8,8 +10,8 @@ export const users = pgTable(
     id: text('id').primaryKey(),
     displayName: text('display_name').notNull(),
     role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
     check('users_role_check', sql`${table.role} in ('user', 'admin')`),
@@ -28,7 +30,7 @@ export const teams = pgTable('teams', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   slug: text('slug').notNull().unique(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
 });
 
 export const RARITIES = ['common', 'uncommon', 'rare', 'epic', 'legendary'] as const;
@@ -45,8 +47,8 @@ export const collectibles = pgTable(
     points: integer('points').notNull().default(0),
     /** Copies drawn so far: the last serial number given out. */
     minted: integer('minted').notNull().default(0),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
     check('collectibles_rarity_check', sql`${table.rarity} in ('common', 'uncommon', 'rare', 'epic', 'legendary')`),
@@ -71,10 +73,10 @@ export const packs = pgTable(
     price: integer('price').notNull().default(0),
     cardsPerPack: integer('cards_per_pack').notNull().default(5),
     supply: integer('supply'),
-    publishedAt: timestamp('published_at', { withTimezone: true, mode: 'date' }),
-    archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    publishedAt: timestamp('published_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
     check('packs_status_check', sql`${table.status} in ('draft', 'active', 'archived')`),
@@ -106,7 +108,7 @@ export const packPoolEntries = pgTable(
       .references(() => collectibles.id),
     weight: doublePrecision('weight').notNull().default(1),
     remaining: integer('remaining').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
     primaryKey({ columns: [table.packId, table.collectibleId] }),
@@ -128,7 +130,7 @@ export const auditLog = pgTable(
     teamId: text('team_id'),
     before: jsonb('before'),
     after: jsonb('after'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
     index('audit_log_created_idx').on(table.createdAt.desc(), table.id.desc()),

@@ -8,7 +8,7 @@ export const Rarity = Type.Union(
 
 const name = Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', examples: ['Golden Striker'] });
 const description = Type.String({ maxLength: 2000, examples: ['The captain in gold.'] });
-const imageUrl = NullableString({ maxLength: 2048, format: 'uri', description: 'http(s) URL of the artwork' });
+const imageUrl = NullableString({ maxLength: 2048, format: 'uri', pattern: '^https?://', description: 'http(s) URL of the artwork' });
 const points = Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Added to the owner\'s score when drawn' });
 
 /** What anyone may see of a collectible (in a pack's odds). */

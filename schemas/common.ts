@@ -99,5 +99,5 @@ export function Page<T extends TSchema>(item: T) {
   );
 }
 
-export const NullableString = (options: { maxLength?: number; description?: string; format?: string } = {}) =>
+export const NullableString = (options: { maxLength?: number; description?: string; format?: string; pattern?: string } = {}) =>
   Type.Union([Type.String(options), Type.Null()]);

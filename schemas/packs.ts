@@ -6,7 +6,7 @@ export const PackStatus = Type.Union([Type.Literal('draft'), Type.Literal('activ
 
 const name = Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', examples: ['Season 1 Starter'] });
 const description = Type.String({ maxLength: 2000, examples: ['Five cards from the 2026 season.'] });
-const imageUrl = NullableString({ maxLength: 2048, format: 'uri', description: 'http(s) URL of the pack art' });
+const imageUrl = NullableString({ maxLength: 2048, format: 'uri', pattern: '^https?://', description: 'http(s) URL of the pack art' });
 const price = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Integer coins', examples: [100] });
 const cardsPerPack = Type.Integer({ minimum: 1, maximum: 100, description: 'Draws per opened pack', examples: [5] });
 const supply = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {

@@ -4,8 +4,10 @@ import fp from 'fastify-plugin';
 import { collectibles, packs, type RARITIES } from '../../db/schema.js';
 import { recordAudit } from './audit/repository.js';
 import { insertCollectible } from './collectibles/repository.js';
+import { toCollectible } from './collectibles/service.js';
 import type { DatabaseHandle } from './db.js';
-import { insertPack, upsertPoolEntry } from './packs/repository.js';
+import { insertPack, poolOf, upsertPoolEntry } from './packs/repository.js';
+import { toAdminPack } from './packs/service.js';
 
 /**
  * DEMO_DATA: a small catalog loaded into an empty database at start, so `npm start` shows
@@ -57,7 +59,7 @@ export async function loadDemoCatalog(db: DatabaseHandle): Promise<boolean> {
         createdAt: at(index),
         updatedAt: at(index),
       });
-      await audit('collectible.create', 'collectible', row.id, { name: row.name, rarity: row.rarity }, at(index));
+      await audit('collectible.create', 'collectible', row.id, toCollectible(row), at(index));
       created.push(row);
     }
 
@@ -85,7 +87,7 @@ export async function loadDemoCatalog(db: DatabaseHandle): Promise<boolean> {
       for (const collectible of demo.pool) {
         await upsertPoolEntry(tx, { packId: pack.id, collectibleId: collectible.id, quantity: COPIES[collectible.rarity], now: when });
       }
-      await audit('pack.create', 'pack', pack.id, { name: pack.name, status: pack.status }, when);
+      await audit('pack.create', 'pack', pack.id, toAdminPack(pack, await poolOf(tx, pack.id)), when);
     }
     return true;
   });

@@ -1,6 +1,7 @@
 import type { AuditLogRow } from '../../../db/schema.js';
 import type { AuditEntryView, AuditLogQuery } from '../../../schemas/audit.js';
-import { authorize, type Principal } from '../auth/policy.js';
+import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
+import { teamNotFound } from '../collectibles/service.js';
 import type { DatabaseHandle } from '../db.js';
 import { decodeCursor } from '../pagination.js';
 import { listAudit } from './repository.js';
@@ -22,7 +23,9 @@ export function toAuditEntry(row: AuditLogRow): AuditEntryView {
 export function createAuditService(db: DatabaseHandle) {
   return {
     async list(principal: Principal, query: AuditLogQuery) {
-      authorize(principal, 'audit:read', { teamId: query.teamId ?? null });
+      requireAdminAccess(principal);
+      // The whole log (no teamId) is the platform admins'; a team's log, its members' (teams issue).
+      authorize(principal, 'audit:read', { teamId: query.teamId ?? null }, query.teamId ? teamNotFound : forbidden);
       const page = await listAudit(db.orm, { teamId: query.teamId, targetId: query.targetId }, {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),

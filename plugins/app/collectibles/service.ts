@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CollectibleRow } from '../../../db/schema.js';
 import type { Collectible, CollectibleListQuery, CreateCollectibleBody, UpdateCollectibleBody } from '../../../schemas/collectibles.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, type Principal } from '../auth/policy.js';
+import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
 import type { DatabaseHandle } from '../db.js';
 import { NotFoundError } from '../errors.js';
 import type { CatalogEvents } from '../packs/catalog-cache.js';
@@ -32,7 +32,8 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
   return {
     async create(principal: Principal, body: CreateCollectibleBody): Promise<Collectible> {
       const teamId = body.teamId ?? null;
-      authorize(principal, 'catalog:write', { teamId });
+      requireAdminAccess(principal);
+      authorize(principal, 'catalog:write', { teamId }, teamNotFound);
       const row = await db.transaction(async (tx) => {
         if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
         const now = new Date();
@@ -58,17 +59,19 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
     },
 
     async get(principal: Principal, id: string): Promise<Collectible> {
+      requireAdminAccess(principal);
       const row = await findCollectible(db.orm, id);
       if (!row) throw collectibleNotFound();
-      authorize(principal, 'catalog:read', row);
+      authorize(principal, 'catalog:read', row, collectibleNotFound);
       return toCollectible(row);
     },
 
     async update(principal: Principal, id: string, body: UpdateCollectibleBody): Promise<Collectible> {
+      requireAdminAccess(principal);
       const row = await db.transaction(async (tx) => {
         const current = await findCollectible(tx, id, { lock: true });
         if (!current) throw collectibleNotFound();
-        authorize(principal, 'catalog:write', current);
+        authorize(principal, 'catalog:write', current, collectibleNotFound);
         const now = new Date();
         const updated = (await updateCollectible(tx, id, {
           ...(body.name !== undefined ? { name: body.name.trim() } : {}),
@@ -92,7 +95,8 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
     },
 
     async list(principal: Principal, query: CollectibleListQuery) {
-      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null });
+      requireAdminAccess(principal);
+      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null }, query.teamId ? teamNotFound : forbidden);
       const page = await listCollectibles(db.orm, { teamId: query.teamId, rarity: query.rarity }, {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),

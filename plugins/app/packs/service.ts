@@ -10,7 +10,7 @@ import type {
   UpdatePackBody,
 } from '../../../schemas/packs.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, type Principal } from '../auth/policy.js';
+import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
 import { teamNotFound } from '../collectibles/service.js';
 import type { Database, DatabaseHandle } from '../db.js';
@@ -94,15 +94,19 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     principal: Principal,
     packId: string,
     auditAction: string,
-    change: (tx: Database, pack: PackRow, now: Date) => Promise<PackRow>,
+    /** Returns the changed row, or `pack` itself when nothing changed. */
+    change: (tx: Database, pack: PackRow, now: Date, before: AdminPack) => Promise<PackRow>,
   ): Promise<AdminPack> {
+    requireAdminAccess(principal);
     const result = await db.transaction(async (tx) => {
       const pack = await findPack(tx, packId, { lock: true });
       if (!pack) throw packNotFound();
-      authorize(principal, 'catalog:write', pack);
+      authorize(principal, 'catalog:write', pack, packNotFound);
       const before = toAdminPack(pack, await poolOf(tx, packId));
       const now = new Date();
-      const changed = await change(tx, pack, now);
+      const changed = await change(tx, pack, now, before);
+      // A change that changes nothing (a repeated addCollectible) leaves no trace.
+      if (changed === pack) return before;
       const after = toAdminPack(changed, await poolOf(tx, packId));
       await recordAudit(
         tx,
@@ -144,7 +148,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     },
 
     async listAdmin(principal: Principal, query: AdminPackListQuery) {
-      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null });
+      requireAdminAccess(principal);
+      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null }, query.teamId ? teamNotFound : forbidden);
       const page = await listPacks(db.orm, { status: query.status, teamId: query.teamId }, {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),
@@ -154,15 +159,17 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     },
 
     async getAdmin(principal: Principal, packId: string): Promise<AdminPack> {
+      requireAdminAccess(principal);
       const pack = await findPack(db.orm, packId);
       if (!pack) throw packNotFound();
-      authorize(principal, 'catalog:read', pack);
+      authorize(principal, 'catalog:read', pack, packNotFound);
       return toAdminPack(pack, await poolOf(db.orm, packId));
     },
 
     async create(principal: Principal, body: CreatePackBody): Promise<AdminPack> {
       const teamId = body.teamId ?? null;
-      authorize(principal, 'catalog:write', { teamId });
+      requireAdminAccess(principal);
+      authorize(principal, 'catalog:write', { teamId }, teamNotFound);
       return db.transaction(async (tx) => {
         if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
         const now = new Date();
@@ -213,7 +220,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
 
     /** [spec] POST /api/admin/packs/{id}: one action of the state machine, atomically. */
     applyAction(principal: Principal, packId: string, body: PackActionBody): Promise<AdminPack> {
-      return changePack(principal, packId, `pack.${body.action}`, async (tx, pack, now) => {
+      return changePack(principal, packId, `pack.${body.action}`, async (tx, pack, now, before) => {
         const to = nextStatus(pack.status, body.action);
         if (!to) {
           throw new ConflictError(
@@ -248,6 +255,12 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
                 [{ path: '/collectibleId', message: 'belongs to another team' }],
               );
             }
+            const entry = before.pool.find((candidate) => candidate.collectibleId === collectibleId);
+            const unchanged =
+              entry !== undefined &&
+              (body.quantity === undefined || body.quantity === entry.remaining) &&
+              (body.weight === undefined || body.weight === entry.weight);
+            if (unchanged) return pack;
             await upsertPoolEntry(tx, { packId: pack.id, collectibleId, quantity: body.quantity, weight: body.weight, now });
             return updatePack(tx, pack.id, { updatedAt: now });
           }
