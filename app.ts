@@ -31,6 +31,17 @@ const MAX_HEADER_BYTES = 16 * 1024;
 const MAX_PARAM_LENGTH = 256;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * Generated request ids: a random prefix per process and a counter. Unique across instances and
+ * restarts for log correlation, at a fraction of a UUID's cost on the hot path.
+ */
+const REQUEST_ID_PREFIX = randomUUID().slice(0, 8);
+let requestCounter = 0;
+function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
+}
+
 export type App = FastifyInstance;
 
 /**
@@ -95,7 +106,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : nextRequestId();
     },
     clientErrorHandler,
     frameworkErrors,
@@ -113,26 +124,28 @@ export async function buildApp(config: AppConfig): Promise<App> {
   app.addHook('preClose', async () => {
     shuttingDown = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are callback-style: an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (shuttingDown) {
-      reply.header('connection', 'close');
-      throw new ServiceUnavailableError('shutting_down', 'This instance is shutting down; retry the request.', 1);
-    }
+    if (!shuttingDown) return done();
+    reply.header('connection', 'close');
+    done(new ServiceUnavailableError('shutting_down', 'This instance is shutting down; retry the request.', 1));
   });
 
   // Checked for every route before validation, so no handler or query ever meets a NUL.
-  app.addHook('preValidation', async (request) => {
-    const parts = { params: request.params, querystring: request.query, body: request.body } as const;
-    for (const [part, value] of Object.entries(parts)) {
+  app.addHook('preValidation', (request, _reply, done) => {
+    for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
       const path = findNulCharacter(value);
       if (path) {
         const prefix = part === 'body' ? '' : `/${part}`;
-        throw new ValidationError('The request is not valid.', [
-          { path: `${prefix}${path === '/' ? '' : path}` || '/', message: 'must not contain NUL characters' },
-        ]);
+        return done(
+          new ValidationError('The request is not valid.', [
+            { path: `${prefix}${path === '/' ? '' : path}` || '/', message: 'must not contain NUL characters' },
+          ]),
+        );
       }
     }
+    done();
   });
 
   // The error envelope first, so every later plugin's routes and hooks answer with it.
@@ -159,8 +172,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
   // Unknown routes are rate limited like known ones, first thing (before body parsing), as the
   // rate-limit plugin does for every known route.
   const limitUnknownRoute = app.rateLimit();
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) await limitUnknownRoute.call(app, request, reply);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    limitUnknownRoute.call(app, request, reply).then(() => done(), done);
   });
 
   // routes

@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
-import { benchDatabase, load, type LoadResult, startReplayServer, startServer } from './lib.js';
+import { benchDatabase, defaultLoadTool, type LoadTool, load, type LoadResult, startReplayServer, startServer } from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
  * GET /api/packs under load (DESIGN.md §9, the packs issue's bar): the built server with
  * `--active` active and `--archived` archived packs, against a bare node:http server replaying
  * the identical response (status, headers, body), side by side in one process tree:
- *   npm run bench:packs -- --db pglite|postgres [--connections 50] [--duration 10] [--rounds 3]
+ *   npm run bench:packs -- --db pglite|postgres [--connections 50] [--duration 10] [--rounds 3] [--tool wrk|autocannon]
+ * wrk (`apt-get install wrk`) is the default when installed: autocannon, on the same two cores,
+ * saturates before a bare node:http server does, which flatters every ratio.
  * Rounds alternate service and reference so machine noise hits both alike.
  */
 
@@ -19,8 +21,10 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     'log-level': { type: 'string', default: 'warn' },
+    tool: { type: 'string' },
   },
 });
+const tool: LoadTool = values.tool === 'autocannon' || values.tool === 'wrk' ? values.tool : defaultLoadTool();
 const kind = values.db === 'postgres' ? 'postgres' : 'pglite';
 const connections = Number(values.connections);
 const durationSeconds = Number(values.duration);
@@ -38,19 +42,19 @@ try {
   try {
     const serviceUrl = `${server.url}/api/packs`;
     const referenceUrl = 'http://127.0.0.1:3502/api/packs';
-    await load(serviceUrl, { connections, durationSeconds: 2 });
-    await load(referenceUrl, { connections, durationSeconds: 2 });
+    await load(serviceUrl, { connections, durationSeconds: 2, tool });
+    await load(referenceUrl, { connections, durationSeconds: 2, tool });
 
     const service: LoadResult[] = [];
     const reference: LoadResult[] = [];
     for (let round = 0; round < rounds; round++) {
-      service.push(await load(serviceUrl, { connections, durationSeconds }));
-      reference.push(await load(referenceUrl, { connections, durationSeconds }));
+      service.push(await load(serviceUrl, { connections, durationSeconds, tool }));
+      reference.push(await load(referenceUrl, { connections, durationSeconds, tool }));
     }
     const mean = (results: LoadResult[], key: keyof LoadResult) => results.reduce((sum, r) => sum + r[key], 0) / results.length;
     const ratio = mean(service, 'requestsPerSecond') / mean(reference, 'requestsPerSecond');
     console.log(`GET /api/packs on ${kind}: ${values.active} active + ${values.archived} archived packs, body ${replay.bytes} bytes,`);
-    console.log(`${connections} connections, ${rounds} x ${durationSeconds} s per side, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
+    console.log(`${tool}, ${connections} connections, ${rounds} x ${durationSeconds} s per side, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
     console.log('| server | req/s (mean) | p50 ms | p99 ms (worst round) | non-2xx | errors |');
     console.log('|---|---|---|---|---|---|');
     for (const [name, results] of [['service', service], ['bare node:http replay', reference]] as const) {

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import t from 'tap';
+import { securityHeaders } from '../plugins/external/helmet.js';
 import { buildTestApp } from './support/app.js';
 
 /** Behaviour of the app factory itself: shutdown, request ids, security headers. */
@@ -74,4 +75,33 @@ t.test('CORS: development allows any origin; production allows only CORS_ORIGINS
   t.match(String(allowed.headers['access-control-allow-headers']), /Authorization/);
   const denied = await prod.inject({ url: '/api/health', headers: { origin: 'https://evil.example' } });
   t.notOk(denied.headers['access-control-allow-origin']);
+
+  // Production without CORS_ORIGINS: no CORS headers at all, so browsers refuse cross-origin calls.
+  const closed = await buildTestApp(t, { NODE_ENV: 'production' });
+  const preflight = await closed.inject({
+    method: 'OPTIONS',
+    url: '/api/user',
+    headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PATCH' },
+  });
+  t.notOk(preflight.headers['access-control-allow-origin']);
+  const simple = await closed.inject({ url: '/api/health', headers: { origin: 'https://app.example.com' } });
+  t.equal(simple.statusCode, 200);
+  t.notOk(simple.headers['access-control-allow-origin']);
+});
+
+t.test('security headers are helmet’s, computed once: HSTS only in production, no CSP on docs pages', async (t) => {
+  const api = securityHeaders({ strictTransportSecurity: false });
+  t.equal(api['x-content-type-options'], 'nosniff');
+  t.equal(api['x-frame-options'], 'SAMEORIGIN');
+  t.match(api['content-security-policy'], /default-src 'self'/);
+  t.notOk(api['strict-transport-security']);
+  t.notOk(securityHeaders({ contentSecurityPolicy: false })['content-security-policy']);
+
+  const dev = await buildTestApp(t);
+  t.notOk((await dev.inject({ url: '/api/health' })).headers['strict-transport-security'], 'no HSTS in development');
+  const prod = await buildTestApp(t, { NODE_ENV: 'production' });
+  const res = await prod.inject({ url: '/api/nope' });
+  t.equal(res.statusCode, 404);
+  t.match(res.headers['strict-transport-security'], /max-age=/, 'HSTS in production, on errors too');
+  t.equal(res.headers['x-content-type-options'], 'nosniff');
 });

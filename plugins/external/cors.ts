@@ -3,10 +3,14 @@ import fp from 'fastify-plugin';
 
 /**
  * Browsers may call the API from the origins in CORS_ORIGINS (any origin in development when it
- * is unset; none in production). Credentials travel in the Authorization header, never cookies.
+ * is unset; none in production, where the plugin is then not registered at all). Credentials
+ * travel in the Authorization header, never cookies.
  */
 export default fp(async (fastify) => {
   const { corsOrigins } = fastify.config;
+  // No allowed origin (the production default): no CORS headers at all, so browsers refuse
+  // cross-origin calls, and no request pays for the check.
+  if (corsOrigins !== '*' && corsOrigins.length === 0) return;
   await fastify.register(fastifyCors, {
     origin: corsOrigins === '*' ? '*' : corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],

@@ -1,14 +1,54 @@
-import fastifyHelmet from '@fastify/helmet';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import fp from 'fastify-plugin';
+import helmet, { type HelmetOptions } from 'helmet';
 
 /**
- * Security headers on every response. The API serves JSON only, so the default policy is strict;
- * Swagger UI's pages bring their own policy (see swagger-ui.ts).
+ * Security headers (helmet) on every response. The API serves JSON only, so the default policy
+ * is strict; Swagger UI's pages (route config `docsPage`) bring their own content-security
+ * policy instead (see swagger-ui.ts).
+ *
+ * With a static configuration helmet's headers are the same for every request, so they are
+ * computed once here and added with `reply.headers`. @fastify/helmet builds a new helmet
+ * middleware (re-parsing the policy) for every request, which cost 30% of the public catalog's
+ * throughput (docs/benchmarks.md).
  */
-export default fp(async (fastify) => {
-  await fastify.register(fastifyHelmet, {
-    global: true,
-    // HSTS belongs to the TLS-terminating proxy, which knows whether HTTPS is really in use.
-    hsts: fastify.config.isProduction,
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Swagger UI pages: every security header but the API's content-security policy. */
+    docsPage?: boolean;
+  }
+}
+
+/** The headers helmet sets for `options`, captured from one run of its middleware. */
+export function securityHeaders(options: HelmetOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const response = {
+    setHeader(name: string, value: string | number) {
+      headers[name.toLowerCase()] = String(value);
+    },
+    removeHeader(name: string) {
+      delete headers[name.toLowerCase()];
+    },
+  };
+  let failure: unknown;
+  helmet(options)({} as IncomingMessage, response as unknown as ServerResponse, (error?: unknown) => {
+    failure = error;
   });
-}, { name: 'helmet' });
+  if (failure) throw failure;
+  return headers;
+}
+
+export default fp(
+  async (fastify) => {
+    // HSTS belongs to the TLS-terminating proxy in front, and only when HTTPS is really in use.
+    const base: HelmetOptions = { strictTransportSecurity: fastify.config.isProduction };
+    const apiHeaders = securityHeaders(base);
+    const docsHeaders = securityHeaders({ ...base, contentSecurityPolicy: false });
+    fastify.addHook('onRequest', (request, reply, done) => {
+      reply.headers(request.routeOptions.config.docsPage ? docsHeaders : apiHeaders);
+      done();
+    });
+  },
+  { name: 'helmet', dependencies: ['env'] },
+);

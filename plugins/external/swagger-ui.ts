@@ -9,7 +9,7 @@ import fp from 'fastify-plugin';
 export default fp(async (fastify) => {
   await fastify.register(async (docs) => {
     docs.addHook('onRoute', (route) => {
-      route.config = { ...route.config, helmet: { contentSecurityPolicy: false } } as typeof route.config;
+      route.config = { ...route.config, docsPage: true };
     });
     await docs.register(fastifySwaggerUi, {
       routePrefix: '/docs',

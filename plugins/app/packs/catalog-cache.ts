@@ -32,24 +32,38 @@ export class CatalogCache {
     this.#entries = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs });
   }
 
-  get generation(): number {
-    return this.#generation;
-  }
+  /** Computations under way, so concurrent misses of one key (an expiry under load) run one query. */
+  readonly #inFlight = new Map<string, Promise<CachedResponse>>();
 
-  get(key: string): CachedResponse | undefined {
-    return this.#entries.get(key);
-  }
-
-  /** Stores `body` unless the catalog changed since `generation` was read. */
-  set(key: string, generation: number, body: Buffer): CachedResponse {
-    const entry = { body, etag: etagOf(body) };
-    if (generation === this.#generation) this.#entries.set(key, entry);
-    return entry;
+  /**
+   * The cached response for `key`, or the result of `compute` (shared by every request that
+   * misses meanwhile), stored unless the catalog changed while it was computed.
+   */
+  getOrCompute(key: string, compute: () => Promise<Buffer>): CachedResponse | Promise<CachedResponse> {
+    const cached = this.#entries.get(key);
+    if (cached) return cached;
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      const generation = this.#generation;
+      pending = compute()
+        .then((body) => {
+          const entry = { body, etag: etagOf(body) };
+          if (generation === this.#generation) this.#entries.set(key, entry);
+          return entry;
+        })
+        .finally(() => {
+          if (this.#inFlight.get(key) === pending) this.#inFlight.delete(key);
+        });
+      this.#inFlight.set(key, pending);
+    }
+    return pending;
   }
 
   invalidate(): void {
     this.#generation++;
     this.#entries.clear();
+    // Requests after a change never wait on a computation that started before it.
+    this.#inFlight.clear();
   }
 }
 

@@ -54,11 +54,8 @@ export default fp(
     fastify.decorate(
       'sendCatalogResponse',
       async (request: FastifyRequest, reply: FastifyReply, key: string, compute: () => Promise<unknown>) => {
-        let entry = cache.get(key);
-        if (!entry) {
-          const generation = cache.generation;
-          entry = cache.set(key, generation, Buffer.from(reply.serialize(await compute()) as string));
-        }
+        const cached = cache.getOrCompute(key, async () => Buffer.from(reply.serialize(await compute()) as string));
+        const entry = cached instanceof Promise ? await cached : cached;
         reply.header('etag', entry.etag).header('cache-control', `public, max-age=${CATALOG_CACHE_TTL_MS / 1000}`);
         if (etagMatches(request.headers['if-none-match'], entry.etag)) return reply.code(304).send();
         return reply.type('application/json; charset=utf-8').send(entry.body);
