@@ -6,6 +6,7 @@ import dbPlugin from './plugins/app/db.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
+import teamsPlugin from './plugins/app/teams/index.js';
 import demoPlugin from './plugins/app/demo.js';
 import errorsPlugin, {
   clientErrorHandler,
@@ -166,6 +167,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(dbPlugin);
   await app.register(usersPlugin);
   await app.register(authPlugin);
+  await app.register(teamsPlugin);
   await app.register(catalogPlugin);
   await app.register(demoPlugin);
 

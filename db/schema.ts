@@ -22,16 +22,43 @@ export const users = pgTable(
 
 export type UserRow = typeof users.$inferSelect;
 
-/**
- * A club or brand. Members and the team endpoints arrive with the teams issue; the table exists
- * now because packs and collectibles belong to a team (or to none: the platform's own).
- */
-export const teams = pgTable('teams', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  slug: text('slug').notNull().unique(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
-});
+/** A club or brand. Packs and collectibles belong to a team, or to none (the platform's own). */
+export const teams = pgTable(
+  'teams',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    slug: text('slug').notNull().unique(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (table) => [
+    check('teams_slug_check', sql`${table.slug} ~ '^[a-z0-9]+(-[a-z0-9]+)*$'`),
+    index('teams_created_idx').on(table.createdAt.desc(), table.id.desc()),
+  ],
+);
+
+export const TEAM_ROLES = ['owner', 'editor', 'viewer'] as const;
+
+/** A user's role in one team (TeamAdmin). A team always keeps at least one owner. */
+export const teamAdmins = pgTable(
+  'team_admins',
+  {
+    teamId: text('team_id')
+      .notNull()
+      .references(() => teams.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    role: text('role', { enum: TEAM_ROLES }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    addedBy: text('added_by').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.teamId, table.userId] }),
+    check('team_admins_role_check', sql`${table.role} in ('owner', 'editor', 'viewer')`),
+    index('team_admins_user_idx').on(table.userId),
+  ],
+);
 
 export const RARITIES = ['common', 'uncommon', 'rare', 'epic', 'legendary'] as const;
 
@@ -140,6 +167,7 @@ export const auditLog = pgTable(
 );
 
 export type TeamRow = typeof teams.$inferSelect;
+export type TeamAdminRow = typeof teamAdmins.$inferSelect;
 export type CollectibleRow = typeof collectibles.$inferSelect;
 export type PackRow = typeof packs.$inferSelect;
 export type PoolEntryRow = typeof packPoolEntries.$inferSelect;

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import fp from 'fastify-plugin';
 import type { UserRow } from '../../db/schema.js';
 import { errorResponses } from '../../schemas/common.js';
+import type { Principal } from './auth/policy.js';
 import { displayNameFromClaims, isPlatformAdmin } from './auth/rules.js';
 import { ForbiddenError } from './errors.js';
 
@@ -10,15 +11,14 @@ import { ForbiddenError } from './errors.js';
  * plugin then runs the check right after the rate limit, before body parsing and validation,
  * and declares the bearer scheme
  * and the 401/403 responses in its schema, so the rule and its documentation cannot drift apart.
- * Team roles (owner, editor, viewer) will add a third kind of requirement here.
+ * Team roles are loaded with the caller; what they allow is decided per resource by the
+ * authorization matrix in auth/policy.ts.
  */
 
 export type AuthRequirement = 'user' | 'admin';
 
-export interface Caller {
-  id: string;
+export interface Caller extends Principal {
   displayName: string;
-  isAdmin: boolean;
   user: UserRow;
   claims: Record<string, unknown>;
 }
@@ -55,6 +55,7 @@ export default fp(
         id: user.id,
         displayName: user.displayName,
         isAdmin: isPlatformAdmin({ id: user.id, role: user.role, claims: token.claims }, fastify.config.auth),
+        teamRoles: await fastify.users.teamRoles(user.id),
         user,
         claims: token.claims,
       };

@@ -5,13 +5,17 @@ import { collectibles, packs, type RARITIES } from '../../db/schema.js';
 import { recordAudit } from './audit/repository.js';
 import { insertCollectible } from './collectibles/repository.js';
 import { toCollectible } from './collectibles/service.js';
-import type { DatabaseHandle } from './db.js';
+import type { Database, DatabaseHandle } from './db.js';
 import { insertPack, poolOf, upsertPoolEntry } from './packs/repository.js';
 import { toAdminPack } from './packs/service.js';
+import { insertMember, insertTeam } from './teams/repository.js';
+import { toTeam } from './teams/service.js';
+import { insertUser } from './users/repository.js';
 
 /**
  * DEMO_DATA: a small catalog loaded into an empty database at start, so `npm start` shows
- * something real: a few collectibles of each rarity, two active packs and one draft.
+ * something real: a few collectibles of each rarity, two active packs and one draft of the
+ * platform's, and two teams with their owners, an editor, a viewer, and a pack each.
  */
 
 type Rarity = (typeof RARITIES)[number];
@@ -89,8 +93,77 @@ export async function loadDemoCatalog(db: DatabaseHandle): Promise<boolean> {
       }
       await audit('pack.create', 'pack', pack.id, toAdminPack(pack, await poolOf(tx, pack.id)), when);
     }
+    await loadDemoTeams(tx, at);
     return true;
   });
+}
+
+const DEMO_TEAMS = [
+  {
+    name: 'Harbour City FC',
+    slug: 'harbour-city-fc',
+    members: [
+      { userId: 'demo-harbour-owner', displayName: 'Hana (Harbour owner)', role: 'owner' },
+      { userId: 'demo-harbour-editor', displayName: 'Eli (Harbour editor)', role: 'editor' },
+    ],
+    collectibles: [
+      { name: 'Harbour Lighthouse Crest', rarity: 'common', points: 5 },
+      { name: 'Dockside Derby', rarity: 'rare', points: 40 },
+      { name: 'The Anchor (club legend)', rarity: 'legendary', points: 400 },
+    ],
+  },
+  {
+    name: 'Northside Athletic',
+    slug: 'northside-athletic',
+    members: [
+      { userId: 'demo-northside-owner', displayName: 'Noor (Northside owner)', role: 'owner' },
+      { userId: 'demo-northside-viewer', displayName: 'Vic (Northside viewer)', role: 'viewer' },
+    ],
+    collectibles: [
+      { name: 'Northside Terrace', rarity: 'common', points: 5 },
+      { name: 'Snow Match 1987', rarity: 'epic', points: 110 },
+    ],
+  },
+] as const;
+
+/** Two teams with their owners, an editor and a viewer, and one active pack each. */
+async function loadDemoTeams(tx: Database, at: (offsetSeconds: number) => Date): Promise<void> {
+  for (const [teamIndex, demo] of DEMO_TEAMS.entries()) {
+    const when = at(200 + teamIndex * 20);
+    const team = await insertTeam(tx, { id: randomUUID(), name: demo.name, slug: demo.slug, createdAt: when });
+    if (!team) continue;
+    for (const member of demo.members) {
+      await insertUser(tx, { id: member.userId, displayName: member.displayName, createdAt: when, lastSeenAt: when });
+      await insertMember(tx, { teamId: team.id, userId: member.userId, role: member.role, createdAt: when, addedBy: 'system' });
+    }
+    const pack = await insertPack(tx, {
+      id: randomUUID(),
+      teamId: team.id,
+      name: `${demo.name} Matchday Pack`,
+      description: `Three cards from ${demo.name}.`,
+      imageUrl: null,
+      status: 'active',
+      price: 50,
+      cardsPerPack: 3,
+      supply: 1000,
+      publishedAt: when,
+      createdAt: when,
+      updatedAt: when,
+    });
+    for (const item of demo.collectibles) {
+      const collectible = await insertCollectible(tx, {
+        id: randomUUID(),
+        teamId: team.id,
+        ...item,
+        description: `${demo.name} collectible.`,
+        imageUrl: null,
+        createdAt: when,
+        updatedAt: when,
+      });
+      await upsertPoolEntry(tx, { packId: pack.id, collectibleId: collectible.id, quantity: COPIES[item.rarity], now: when });
+    }
+    await recordAudit(tx, { actorId: 'system', action: 'team.create', targetType: 'team', targetId: team.id, teamId: team.id, before: null, after: toTeam(team) }, when);
+  }
 }
 
 export default fp(

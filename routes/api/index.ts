@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import auditLogRoutes from './admin/audit-log/index.js';
 import adminCollectibleRoutes from './admin/collectibles/index.js';
 import adminPackRoutes from './admin/packs/index.js';
+import adminTeamRoutes from './admin/teams/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import healthRoutes from './health/index.js';
 import publicPackRoutes from './packs/index.js';
+import teamRoutes from './teams/index.js';
 import userRoutes from './user/index.js';
 
 /** Every endpoint group under /api, one plugin each. */
@@ -16,4 +18,6 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(adminPackRoutes, { prefix: '/admin/packs' });
   await app.register(adminCollectibleRoutes, { prefix: '/admin/collectibles' });
   await app.register(auditLogRoutes, { prefix: '/admin/audit-log' });
+  await app.register(teamRoutes, { prefix: '/teams' });
+  await app.register(adminTeamRoutes, { prefix: '/admin/teams' });
 }

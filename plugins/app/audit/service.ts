@@ -1,7 +1,7 @@
 import type { AuditLogRow } from '../../../db/schema.js';
 import type { AuditEntryView, AuditLogQuery } from '../../../schemas/audit.js';
 import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
-import { teamNotFound } from '../collectibles/service.js';
+import { teamNotFound } from '../teams/service.js';
 import type { DatabaseHandle } from '../db.js';
 import { decodeCursor } from '../pagination.js';
 import { listAudit } from './repository.js';

@@ -1,28 +1,55 @@
 import { type AppError, ForbiddenError } from '../errors.js';
 
 /**
- * Who may do what to which resource: the one authorization decision of the admin API. A
- * resource belongs to a team or, with teamId null, to the platform. Today only platform admins
- * run the catalog; team roles (owner, editor, viewer) slot in here with the teams issue.
+ * The authorization matrix (DESIGN.md §5): who may do what to which resource, as one pure
+ * function. A resource belongs to a team or, with teamId null, to the platform.
  *
- * Existence stays hidden (DESIGN.md §5): a caller with no admin role anywhere is refused (403)
- * before any lookup, and a resource the caller may not even read answers as if it did not exist.
+ * | action            | platform admin | owner | editor | viewer |
+ * |-------------------|----------------|-------|--------|--------|
+ * | team:create       | yes            | –     | –      | –      |
+ * | members:read      | yes            | own   | own    | own    |
+ * | members:manage    | yes            | own   | –      | –      |
+ * | catalog:read      | yes            | own   | own    | own    |
+ * | catalog:write     | yes            | own   | own    | –      |
+ * | audit:read        | yes            | own   | own    | own    |
+ *
+ * "own" = resources of the teams where the caller has that role; platform resources
+ * (teamId null) are the platform admins' alone. Everyone else: nothing.
+ *
+ * Existence stays hidden: a caller with no admin role anywhere is refused (403) before any
+ * lookup, and a resource the caller may not even read answers as if it did not exist.
  */
 
-export type Permission = 'catalog:read' | 'catalog:write' | 'audit:read';
+export const TEAM_ROLE_NAMES = ['owner', 'editor', 'viewer'] as const;
+export type TeamRole = (typeof TEAM_ROLE_NAMES)[number];
+
+export const ADMIN_ACTIONS = ['team:create', 'members:read', 'members:manage', 'catalog:read', 'catalog:write', 'audit:read'] as const;
+export type AdminAction = (typeof ADMIN_ACTIONS)[number];
 
 export interface Principal {
   id: string;
   isAdmin: boolean;
+  /** teamId → the caller's role there. */
+  teamRoles: ReadonlyMap<string, TeamRole>;
 }
 
-export function isAllowed(principal: Principal, _permission: Permission, _resource: { teamId: string | null }): boolean {
-  return principal.isAdmin;
+const ROLE_ACTIONS: Record<TeamRole, ReadonlySet<AdminAction>> = {
+  owner: new Set(['members:read', 'members:manage', 'catalog:read', 'catalog:write', 'audit:read']),
+  editor: new Set(['members:read', 'catalog:read', 'catalog:write', 'audit:read']),
+  viewer: new Set(['members:read', 'catalog:read', 'audit:read']),
+};
+
+/** The matrix itself: allow or deny, nothing else. */
+export function isAllowed(principal: Principal, action: AdminAction, resource: { teamId: string | null }): boolean {
+  if (principal.isAdmin) return true;
+  if (resource.teamId === null) return false;
+  const role = principal.teamRoles.get(resource.teamId);
+  return role !== undefined && ROLE_ACTIONS[role].has(action);
 }
 
-/** Whether the caller may use the admin API at all (platform admin, later: any team role). */
+/** Whether the caller may use the admin API at all: a platform admin or a member of some team. */
 export function hasAdminAccess(principal: Principal): boolean {
-  return principal.isAdmin;
+  return principal.isAdmin || principal.teamRoles.size > 0;
 }
 
 export const forbidden = () => new ForbiddenError('You are not allowed to do this.');
@@ -33,15 +60,11 @@ export function requireAdminAccess(principal: Principal): void {
 }
 
 /**
- * Refuses `permission` on `resource`: as `notFound` when the caller may not even read it (so its
+ * Refuses `action` on `resource`: as `notFound` when the caller may not even read it (so its
  * existence does not leak), else 403.
  */
-export function authorize(
-  principal: Principal,
-  permission: Permission,
-  resource: { teamId: string | null },
-  notFound: () => AppError,
-): void {
-  if (isAllowed(principal, permission, resource)) return;
-  throw isAllowed(principal, 'catalog:read', resource) ? forbidden() : notFound();
+export function authorize(principal: Principal, action: AdminAction, resource: { teamId: string | null }, notFound: () => AppError): void {
+  if (isAllowed(principal, action, resource)) return;
+  const readAction: AdminAction = action.startsWith('members') ? 'members:read' : action === 'audit:read' ? 'audit:read' : 'catalog:read';
+  throw isAllowed(principal, readAction, resource) ? forbidden() : notFound();
 }

@@ -7,6 +7,7 @@ import type { DatabaseHandle } from '../db.js';
 import { NotFoundError } from '../errors.js';
 import type { CatalogEvents } from '../packs/catalog-cache.js';
 import { decodeCursor } from '../pagination.js';
+import { teamNotFound } from '../teams/service.js';
 import { findCollectible, insertCollectible, listCollectibles, teamExists, updateCollectible } from './repository.js';
 
 export function toCollectible(row: CollectibleRow): Collectible {
@@ -25,7 +26,6 @@ export function toCollectible(row: CollectibleRow): Collectible {
 }
 
 const collectibleNotFound = () => new NotFoundError('collectible_not_found', 'No collectible with this id.');
-export const teamNotFound = () => new NotFoundError('team_not_found', 'No team with this id.');
 
 /** The collectibles catalog: every change is authorized, transactional and audited. */
 export function createCollectiblesService(db: DatabaseHandle, events: CatalogEvents) {
@@ -33,7 +33,8 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
     async create(principal: Principal, body: CreateCollectibleBody): Promise<Collectible> {
       const teamId = body.teamId ?? null;
       requireAdminAccess(principal);
-      authorize(principal, 'catalog:write', { teamId }, teamNotFound);
+      // A platform (teamless) resource is the platform admins' alone: 403, there is no team to hide.
+      authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       const row = await db.transaction(async (tx) => {
         if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
         const now = new Date();

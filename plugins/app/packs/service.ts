@@ -12,7 +12,7 @@ import type {
 import { recordAudit } from '../audit/repository.js';
 import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
-import { teamNotFound } from '../collectibles/service.js';
+import { teamNotFound } from '../teams/service.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
@@ -169,7 +169,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     async create(principal: Principal, body: CreatePackBody): Promise<AdminPack> {
       const teamId = body.teamId ?? null;
       requireAdminAccess(principal);
-      authorize(principal, 'catalog:write', { teamId }, teamNotFound);
+      // A platform (teamless) resource is the platform admins' alone: 403, there is no team to hide.
+      authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       return db.transaction(async (tx) => {
         if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
         const now = new Date();

@@ -1,14 +1,26 @@
 import { eq, sql } from 'drizzle-orm';
-import { type UserRow, users } from '../../../db/schema.js';
+import { teamAdmins, type UserRow, users } from '../../../db/schema.js';
+import type { TeamRole } from '../auth/policy.js';
 import type { Database } from '../db.js';
 
 /** How often a returning user's lastSeenAt is refreshed: a write per request would be wasteful. */
 const LAST_SEEN_RESOLUTION_SECONDS = 300;
 
+/** A user row, inside the caller's transaction (demo data; real users are provisioned on sight). */
+export async function insertUser(tx: Database, row: typeof users.$inferInsert): Promise<void> {
+  await tx.insert(users).values(row).onConflictDoNothing();
+}
+
 export function createUsersRepository(db: Database) {
   return {
     findById(id: string): Promise<UserRow | undefined> {
       return db.query.users.findFirst({ where: eq(users.id, id) });
+    },
+
+    /** The user's role in each team where it has one. */
+    async teamRoles(id: string): Promise<Map<string, TeamRole>> {
+      const rows = await db.select({ teamId: teamAdmins.teamId, role: teamAdmins.role }).from(teamAdmins).where(eq(teamAdmins.userId, id));
+      return new Map(rows.map((row) => [row.teamId, row.role]));
     },
 
     async updateDisplayName(id: string, displayName: string): Promise<UserRow | undefined> {

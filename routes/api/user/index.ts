@@ -8,7 +8,7 @@ function toCurrentUser(user: UserRow, caller: Caller): CurrentUser {
     id: user.id,
     displayName: user.displayName,
     isAdmin: caller.isAdmin,
-    teams: [],
+    teams: [...caller.teamRoles].map(([teamId, role]) => ({ teamId, role })),
     createdAt: user.createdAt.toISOString(),
   };
 }

@@ -19,6 +19,7 @@ async function catalogCounts(app: App) {
     (await app.inject({ method: 'GET', url, headers: bearer(ADMIN), query: { limit: '200', ...query } })).json().data as {
       id: string;
       rarity?: string;
+      teamId?: string | null;
     }[];
   return {
     active: await get('/api/admin/packs', { status: 'active' }),
@@ -40,7 +41,7 @@ async function sharedDatabase(t: { teardown(fn: () => unknown): void }): Promise
   return { DATA_DIR: dir };
 }
 
-t.test('DEMO_DATA loads two active packs, one draft and collectibles of every rarity, once', async (t) => {
+t.test('DEMO_DATA loads four active packs (two platform, one per team), one draft, two teams and collectibles of every rarity, once', async (t) => {
   const env = { ...(await sharedDatabase(t)), DEMO_DATA: 'true' };
   let first: Awaited<ReturnType<typeof catalogCounts>> | undefined;
 
@@ -48,15 +49,19 @@ t.test('DEMO_DATA loads two active packs, one draft and collectibles of every ra
     const app = await buildTestApp(t, env);
     const listed = await app.inject({ method: 'GET', url: '/api/packs' });
     t.equal(listed.statusCode, 200);
-    if (listed.json().packs.length === 0 && !demoCodeExists) {
-      t.pass('demo data', { skip: 'no demo data yet: no plugins/app/demo*.ts and GET /api/packs is empty' });
-      return;
-    }
-    t.equal(listed.json().packs.length, 2, 'two active packs are public');
+    t.ok(demoCodeExists, 'the demo loader exists');
+    t.equal(listed.json().packs.length, 4, 'four active packs are public');
     first = await catalogCounts(app);
-    t.equal(first.active.length, 2, 'two active packs');
+    t.equal(first.active.length, 4, 'four active packs');
     t.equal(first.draft.length, 1, 'one draft');
-    t.equal(first.all.length, 3, 'and nothing else');
+    t.equal(first.all.length, 5, 'and nothing else');
+    const teams = (await app.inject({ url: '/api/teams' })).json().data as { id: string; slug: string }[];
+    t.same(teams.map((team) => team.slug).sort(), ['harbour-city-fc', 'northside-athletic']);
+    t.same(
+      first.active.filter((pack) => pack.teamId).map((pack) => pack.teamId).sort(),
+      teams.map((team) => team.id).sort(),
+      'one active pack per team',
+    );
     t.same([...new Set(first.collectibles.map((c) => c.rarity))].sort(), [...RARITIES].sort(), 'collectibles of every rarity');
     for (const pack of listed.json().packs as { id: string; available: number }[]) {
       t.ok(pack.available > 0, 'an active demo pack can be sold');
@@ -93,8 +98,9 @@ t.test('DEMO_DATA loads two active packs, one draft and collectibles of every ra
           buildTestApp(t, { DATABASE_URL: database.url, DEMO_DATA: 'true' }),
         ]);
         const counts = await catalogCounts(a);
-        t.equal(counts.all.length, 3);
+        t.equal(counts.all.length, 5);
         t.equal(counts.collectibles.length, loaded.collectibles.length);
+        t.equal((await a.inject({ url: '/api/teams' })).json().data.length, 2, 'the teams once too');
       });
     });
   }

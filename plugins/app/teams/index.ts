@@ -1,0 +1,16 @@
+import fp from 'fastify-plugin';
+import { createTeamsService, type TeamsService } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    teams: TeamsService;
+  }
+}
+
+/** Teams and their members (TeamAdmin rows). */
+export default fp(
+  async (fastify) => {
+    fastify.decorate('teams', createTeamsService(fastify.db));
+  },
+  { name: 'teams', dependencies: ['db'] },
+);

@@ -1,0 +1,82 @@
+import { and, count, desc, eq, type SQL } from 'drizzle-orm';
+import { type TeamAdminRow, type TeamRow, teamAdmins, teams, users } from '../../../db/schema.js';
+import type { TeamRole } from '../auth/policy.js';
+import type { Database } from '../db.js';
+import { afterCursor, type CursorKey, toPage } from '../pagination.js';
+
+/** SQL of teams and their members. Writes run inside the caller's transaction. */
+
+export async function findTeam(db: Database, id: string, options: { lock?: boolean } = {}): Promise<TeamRow | undefined> {
+  const query = db.select().from(teams).where(eq(teams.id, id));
+  // Locking the team row serializes every membership change of the team (the last-owner rule).
+  const [row] = options.lock ? await query.for('update') : await query;
+  return row;
+}
+
+/** Inserts the team, or returns undefined when its slug is taken. */
+export async function insertTeam(tx: Database, row: typeof teams.$inferInsert): Promise<TeamRow | undefined> {
+  const [created] = await tx.insert(teams).values(row).onConflictDoNothing({ target: teams.slug }).returning();
+  return created;
+}
+
+export async function listTeams(db: Database, page: { limit: number; after?: CursorKey }) {
+  const rows = await db
+    .select()
+    .from(teams)
+    .where(afterCursor(teams.createdAt, teams.id, page.after))
+    .orderBy(desc(teams.createdAt), desc(teams.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
+}
+
+export async function findMember(db: Database, teamId: string, userId: string): Promise<TeamAdminRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(teamAdmins)
+    .where(and(eq(teamAdmins.teamId, teamId), eq(teamAdmins.userId, userId)));
+  return row;
+}
+
+export async function insertMember(tx: Database, row: typeof teamAdmins.$inferInsert): Promise<TeamAdminRow> {
+  const [created] = await tx.insert(teamAdmins).values(row).returning();
+  return created as TeamAdminRow;
+}
+
+export async function updateMemberRole(tx: Database, teamId: string, userId: string, role: TeamRole): Promise<TeamAdminRow> {
+  const [row] = await tx
+    .update(teamAdmins)
+    .set({ role })
+    .where(and(eq(teamAdmins.teamId, teamId), eq(teamAdmins.userId, userId)))
+    .returning();
+  return row as TeamAdminRow;
+}
+
+export async function deleteMember(tx: Database, teamId: string, userId: string): Promise<void> {
+  await tx.delete(teamAdmins).where(and(eq(teamAdmins.teamId, teamId), eq(teamAdmins.userId, userId)));
+}
+
+export async function countOwners(tx: Database, teamId: string): Promise<number> {
+  const [row] = await tx
+    .select({ n: count() })
+    .from(teamAdmins)
+    .where(and(eq(teamAdmins.teamId, teamId), eq(teamAdmins.role, 'owner')));
+  return row?.n ?? 0;
+}
+
+export async function listMembers(db: Database, teamId: string, filters: { role?: TeamRole }, page: { limit: number; after?: CursorKey }) {
+  const conditions: SQL[] = [eq(teamAdmins.teamId, teamId)];
+  if (filters.role !== undefined) conditions.push(eq(teamAdmins.role, filters.role));
+  const rows = await db
+    .select()
+    .from(teamAdmins)
+    .where(and(...conditions, afterCursor(teamAdmins.createdAt, teamAdmins.userId, page.after)))
+    .orderBy(desc(teamAdmins.createdAt), desc(teamAdmins.userId))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.userId }));
+}
+
+/** Inside a transaction: on PGlite a query outside it would wait for it to end. */
+export async function userExists(tx: Database, userId: string): Promise<boolean> {
+  const [row] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId));
+  return row !== undefined;
+}
