@@ -10,7 +10,7 @@ import type {
   UpdatePackBody,
 } from '../../../schemas/packs.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
+import { authorize, forbidden, isAllowed, type Principal, requireAdminAccess } from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
 import { teamNotFound } from '../teams/service.js';
 import type { Database, DatabaseHandle } from '../db.js';
@@ -250,6 +250,10 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
             const collectible = await findCollectible(tx, collectibleId);
             if (!collectible) throw new NotFoundError('collectible_not_found', 'No collectible with this id.');
             if (collectible.teamId !== null && collectible.teamId !== pack.teamId) {
+              // Another team's collectible the caller cannot see answers as if it did not exist.
+              if (!isAllowed(principal, 'catalog:read', collectible)) {
+                throw new NotFoundError('collectible_not_found', 'No collectible with this id.');
+              }
               throw new ConflictError(
                 'collectible_wrong_team',
                 'This collectible belongs to another team; a pack can use its own team’s collectibles and global ones.',

@@ -56,7 +56,15 @@ export function createTeamsService(db: DatabaseHandle) {
     return db.transaction(async (tx) => {
       const team = await findTeam(tx, teamId, { lock: true });
       if (!team) throw teamNotFound();
-      authorize(principal, 'members:manage', { teamId }, teamNotFound);
+      // The caller's role in this team as it is now, under the lock: a role loaded with the
+      // request may have been taken away by a change that committed meanwhile.
+      const ownRole = (await findMember(tx, teamId, principal.id))?.role;
+      const teamRoles = new Map(principal.teamRoles);
+      if (ownRole) teamRoles.set(teamId, ownRole);
+      else teamRoles.delete(teamId);
+      const current = { ...principal, teamRoles };
+      requireAdminAccess(current);
+      authorize(current, 'members:manage', { teamId }, teamNotFound);
       const now = new Date();
       const { result, audit } = await work(tx, now);
       if (audit) {
