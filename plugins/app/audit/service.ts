@@ -1,7 +1,6 @@
 import type { AuditLogRow } from '../../../db/schema.js';
 import type { AuditEntryView, AuditLogQuery } from '../../../schemas/audit.js';
-import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
-import { teamNotFound } from '../teams/service.js';
+import { authorizeList, type Principal } from '../auth/policy.js';
 import type { DatabaseHandle } from '../db.js';
 import { decodeCursor } from '../pagination.js';
 import { listAudit } from './repository.js';
@@ -23,9 +22,7 @@ export function toAuditEntry(row: AuditLogRow): AuditEntryView {
 export function createAuditService(db: DatabaseHandle) {
   return {
     async list(principal: Principal, query: AuditLogQuery) {
-      requireAdminAccess(principal);
-      // The whole log (no teamId) is the platform admins'; a team's log, its members' (teams issue).
-      authorize(principal, 'audit:read', { teamId: query.teamId ?? null }, query.teamId ? teamNotFound : forbidden);
+      authorizeList(principal, 'audit:read', query.teamId);
       const page = await listAudit(db.orm, { teamId: query.teamId, targetId: query.targetId }, {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),

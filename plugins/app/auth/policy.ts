@@ -1,4 +1,4 @@
-import { type AppError, ForbiddenError } from '../errors.js';
+import { type AppError, ForbiddenError, NotFoundError } from '../errors.js';
 
 /**
  * The authorization matrix (DESIGN.md §5): who may do what to which resource, as one pure
@@ -53,6 +53,8 @@ export function hasAdminAccess(principal: Principal): boolean {
 }
 
 export const forbidden = () => new ForbiddenError('You are not allowed to do this.');
+/** Also what a team the caller may not see answers. */
+export const teamNotFound = () => new NotFoundError('team_not_found', 'No team with this id.');
 
 /** Refuses callers without any admin role, before anything is looked up. */
 export function requireAdminAccess(principal: Principal): void {
@@ -67,4 +69,13 @@ export function authorize(principal: Principal, action: AdminAction, resource: {
   if (isAllowed(principal, action, resource)) return;
   const readAction: AdminAction = action.startsWith('members') ? 'members:read' : action === 'audit:read' ? 'audit:read' : 'catalog:read';
   throw isAllowed(principal, readAction, resource) ? forbidden() : notFound();
+}
+
+/**
+ * An admin list, filtered by `teamId` or not: without it the list spans every team and is the
+ * platform admins'; with it, a team the caller cannot read answers as an unknown team.
+ */
+export function authorizeList(principal: Principal, action: AdminAction, teamId: string | undefined): void {
+  requireAdminAccess(principal);
+  authorize(principal, action, { teamId: teamId ?? null }, teamId === undefined ? forbidden : teamNotFound);
 }

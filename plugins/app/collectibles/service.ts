@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { CollectibleRow } from '../../../db/schema.js';
 import type { Collectible, CollectibleListQuery, CreateCollectibleBody, UpdateCollectibleBody } from '../../../schemas/collectibles.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, forbidden, type Principal, requireAdminAccess } from '../auth/policy.js';
+import { authorize, authorizeList, forbidden, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
 import type { DatabaseHandle } from '../db.js';
 import { NotFoundError } from '../errors.js';
 import type { CatalogEvents } from '../packs/catalog-cache.js';
 import { decodeCursor } from '../pagination.js';
-import { teamNotFound } from '../teams/service.js';
 import { findCollectible, insertCollectible, listCollectibles, teamExists, updateCollectible } from './repository.js';
 
 export function toCollectible(row: CollectibleRow): Collectible {
@@ -96,8 +95,7 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
     },
 
     async list(principal: Principal, query: CollectibleListQuery) {
-      requireAdminAccess(principal);
-      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null }, query.teamId ? teamNotFound : forbidden);
+      authorizeList(principal, 'catalog:read', query.teamId);
       const page = await listCollectibles(db.orm, { teamId: query.teamId, rarity: query.rarity }, {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),

@@ -10,9 +10,8 @@ import type {
   UpdatePackBody,
 } from '../../../schemas/packs.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, forbidden, isAllowed, type Principal, requireAdminAccess } from '../auth/policy.js';
+import { authorize, authorizeList, forbidden, isAllowed, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
-import { teamNotFound } from '../teams/service.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
@@ -148,8 +147,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     },
 
     async listAdmin(principal: Principal, query: AdminPackListQuery) {
-      requireAdminAccess(principal);
-      authorize(principal, 'catalog:read', { teamId: query.teamId ?? null }, query.teamId ? teamNotFound : forbidden);
+      authorizeList(principal, 'catalog:read', query.teamId);
       const page = await listPacks(db.orm, { status: query.status, teamId: query.teamId }, {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TeamAdminRow, TeamRow } from '../../../db/schema.js';
 import type { AddMemberBody, CreateTeamBody, MemberListQuery, Team, TeamAdmin, TeamListQuery, UpdateMemberBody } from '../../../schemas/teams.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, forbidden, type Principal, requireAdminAccess, type TeamRole } from '../auth/policy.js';
+import { authorize, forbidden, type Principal, requireAdminAccess, type TeamRole, teamNotFound } from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
@@ -19,7 +19,6 @@ import {
   userExists,
 } from './repository.js';
 
-export const teamNotFound = () => new NotFoundError('team_not_found', 'No team with this id.');
 const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
 const memberNotFound = () => new NotFoundError('member_not_found', 'This user has no role in this team.');
 const lastOwner = () => new ConflictError('last_owner', 'A team always keeps at least one owner: make someone else owner first.');
