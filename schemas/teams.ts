@@ -38,7 +38,7 @@ export const CreateTeamBody = StrictObject(
   {
     name: Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', examples: ['FC Example'] }),
     slug: Type.Optional(slug),
-    ownerUserId: Type.Optional(Type.Union([Id], { description: 'The first owner; defaults to the caller. Must have signed in before.' })),
+    ownerUserId: Type.Optional(Type.String({ ...Id, description: 'The first owner; defaults to the caller. Must have signed in before.' })),
   },
   { examples: [{ name: 'FC Example', slug: 'fc-example', ownerUserId: 'alice' }] },
 );

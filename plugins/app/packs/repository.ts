@@ -41,8 +41,16 @@ export async function updatePack(tx: Database, id: string, changes: Partial<type
 
 /** A pack's pool, ordered by collectible id (the order draws walk), with each collectible. */
 export async function poolOf(db: Database, packId: string): Promise<PoolRow[]> {
-  return db
+  return (await poolsOf(db, [packId])).get(packId) ?? [];
+}
+
+/** The pools of several packs in one query (an admin page lists up to 200 packs). */
+export async function poolsOf(db: Database, packIds: string[]): Promise<Map<string, PoolRow[]>> {
+  const pools = new Map<string, PoolRow[]>();
+  if (packIds.length === 0) return pools;
+  const rows = await db
     .select({
+      packId: packPoolEntries.packId,
       collectibleId: packPoolEntries.collectibleId,
       weight: packPoolEntries.weight,
       remaining: packPoolEntries.remaining,
@@ -58,8 +66,14 @@ export async function poolOf(db: Database, packId: string): Promise<PoolRow[]> {
     })
     .from(packPoolEntries)
     .innerJoin(collectibles, eq(collectibles.id, packPoolEntries.collectibleId))
-    .where(eq(packPoolEntries.packId, packId))
+    .where(inArray(packPoolEntries.packId, packIds))
     .orderBy(asc(packPoolEntries.collectibleId));
+  for (const { packId, ...entry } of rows) {
+    const pool = pools.get(packId);
+    if (pool) pool.push(entry);
+    else pools.set(packId, [entry]);
+  }
+  return pools;
 }
 
 /** Copies left in each pack's pool. */

@@ -26,6 +26,7 @@ import {
   listPacks,
   type PoolRow,
   poolOf,
+  poolsOf,
   remainingByPack,
   updatePack,
   upsertPoolEntry,
@@ -152,7 +153,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),
       });
-      const items = await Promise.all(page.items.map(async (pack) => toAdminPack(pack, await poolOf(db.orm, pack.id))));
+      const pools = await poolsOf(db.orm, page.items.map((pack) => pack.id));
+      const items = page.items.map((pack) => toAdminPack(pack, pools.get(pack.id) ?? []));
       return { items, nextCursor: page.nextCursor };
     },
 
@@ -230,11 +232,11 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         }
         switch (body.action) {
           case 'publish': {
-            const pool = await poolOf(tx, pack.id);
-            if (!canFillOnePack(pool, pack.cardsPerPack)) {
+            // `before` was read under the row lock: the pool as it stands.
+            if (!canFillOnePack(before.pool, pack.cardsPerPack)) {
               throw new ConflictError(
                 'pool_cannot_fill_pack',
-                `The pool holds ${totalRemaining(pool)} copies; a pack needs ${pack.cardsPerPack}. Add collectibles before publishing.`,
+                `The pool holds ${totalRemaining(before.pool)} copies; a pack needs ${pack.cardsPerPack}. Add collectibles before publishing.`,
               );
             }
             return updatePack(tx, pack.id, { status: to, publishedAt: now, updatedAt: now });
