@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AjvCompiler } from '@fastify/ajv-compiler';
+import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import dbPlugin from './plugins/app/db.js';
+import type { FastifyValidationResult } from 'fastify/types/schema.js';
+import accessPlugin from './plugins/app/access.js';
+import dbPlugin, { openDatabase } from './plugins/app/db.js';
+import { findInputProblem } from './plugins/app/input-guard.js';
+import { RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
@@ -25,10 +29,11 @@ import swaggerPlugin from './plugins/external/swagger.js';
 import swaggerUiPlugin from './plugins/external/swagger-ui.js';
 import underPressurePlugin from './plugins/external/under-pressure.js';
 import apiRoutes from './routes/api/index.js';
+import { SHARED_SCHEMAS } from './schemas/index.js';
 
 /** Node's parser refuses larger headers with 431 (answered in the error envelope by clientErrorHandler). */
 const MAX_HEADER_BYTES = 16 * 1024;
-/** Path ids are up to 128 characters (DESIGN.md §4); longer parameters are refused by the router. */
+/** Path ids are up to 128 characters; longer parameters are refused by the router. */
 const MAX_PARAM_LENGTH = 256;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -46,34 +51,50 @@ function nextRequestId(): string {
 export type App = FastifyInstance;
 
 /**
- * Validation (DESIGN.md §4): bodies are strict (unknown fields rejected, no type coercion, every
- * error reported); query strings and path parameters are coerced from text, as they must be, and
- * unknown query parameters are ignored.
+ * Validation: bodies are strict (unknown fields rejected, no type coercion, every error reported,
+ * unions discriminated by their tag); query strings and path parameters are coerced from text, as
+ * they must be, and unknown query parameters are ignored. Both know the shared schemas that
+ * routes reference by `$id`.
  */
-function buildValidatorCompiler() {
-  const factory = AjvCompiler();
-  const bodyCompiler = factory({}, { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } });
+const ajvCompilers = AjvCompiler();
+function buildValidatorCompiler(externalSchemas: unknown) {
+  const schemas = externalSchemas as Parameters<typeof ajvCompilers>[0];
+  const bodyCompiler = ajvCompilers(schemas, {
+    customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, discriminator: true },
+  });
   // Unknown query parameters are dropped, not refused: caches and browsers add their own (`?_=1`).
-  const paramsCompiler = factory({}, { customOptions: { coerceTypes: 'array', removeAdditional: true } });
+  const paramsCompiler = ajvCompilers(schemas, { customOptions: { coerceTypes: 'array', removeAdditional: true } });
   return (route: { schema: object; method: string; url: string; httpPart?: string }) =>
-    route.httpPart === 'body' ? bodyCompiler(route) : paramsCompiler(route);
+    route.httpPart === 'body' ? bodyCompiler(route) : rejectNonFinite(paramsCompiler(route) as Validate);
+}
+
+type Validate = FastifyValidationResult & { schemaEnv?: unknown };
+
+/**
+ * Ajv coerces `?limit=Infinity` (or `1e400`) to Infinity and lets it past `maximum`: a query or
+ * path number must also be finite. Parameters are flat, so one level is all there is to check.
+ */
+function rejectNonFinite(validate: Validate): Validate {
+  const checked = ((data: unknown, context?: unknown) => {
+    const result = (validate as (data: unknown, context?: unknown) => ReturnType<Validate>)(data, context);
+    checked.errors = validate.errors;
+    if (result !== true || !data || typeof data !== 'object') return result;
+    const key = Object.keys(data).find((name) => {
+      const value = (data as Record<string, unknown>)[name];
+      return typeof value === 'number' && !Number.isFinite(value);
+    });
+    if (key === undefined) return true;
+    checked.errors = [{ instancePath: `/${key}`, schemaPath: '#/type', keyword: 'type', params: {}, message: 'must be a finite number' }];
+    return false;
+  }) as Validate;
+  // Fastify passes the parent to validators that can replace a root value.
+  checked.schemaEnv = validate.schemaEnv;
+  return checked;
 }
 
 /** A hop count trusts that many proxies nearest the server (Fastify's types want it as a function). */
 function trustProxyOption(trustProxy: AppConfig['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
   return typeof trustProxy === 'number' ? (_address, hop) => hop < trustProxy : trustProxy;
-}
-
-/** The JSON pointer of the first string holding a NUL character, which PostgreSQL text cannot store. */
-export function findNulCharacter(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path || '/' : undefined;
-  if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const found = findNulCharacter(item, `${path}/${key}`);
-      if (found) return found;
-    }
-  }
-  return undefined;
 }
 
 function loggerOptions(config: AppConfig): FastifyServerOptions['logger'] {
@@ -87,7 +108,7 @@ function loggerOptions(config: AppConfig): FastifyServerOptions['logger'] {
 
 /**
  * The one app factory: `npm start`, production and every test build the app here, from a
- * validated configuration. Order (DESIGN.md §2): plugins/external, plugins/app, then routes.
+ * validated configuration. Order: plugins/external, plugins/app, then routes.
  */
 export async function buildApp(config: AppConfig): Promise<App> {
   const app = Fastify({
@@ -112,11 +133,13 @@ export async function buildApp(config: AppConfig): Promise<App> {
     clientErrorHandler,
     frameworkErrors,
     forceCloseConnections: 'idle',
+    logController: new RequestLogController(),
     // Fastify's own 503 while closing has its own body; ours (below) uses the error envelope.
     return503OnClosing: false,
+    schemaController: { compilersFactory: { buildValidator: buildValidatorCompiler as unknown as ValidatorFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(buildValidatorCompiler());
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // The API speaks JSON only: a text/plain body is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
   // While shutting down, requests on kept-alive connections get 503 and `Connection: close`, so
@@ -132,25 +155,31 @@ export async function buildApp(config: AppConfig): Promise<App> {
     reply.header('connection', 'close');
     done(new ServiceUnavailableError('shutting_down', 'This instance is shutting down; retry the request.', 1));
   });
+  // A request already in flight when shutdown began is answered, then its socket is closed: a
+  // client keeping the connection open must not hold the process past its grace period.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (shuttingDown) reply.header('connection', 'close');
+    done(null, payload);
+  });
 
-  // Checked for every route before validation, so no handler or query ever meets a NUL.
+  // Checked for every route before validation (pure rules in input-guard.ts): no schema, handler
+  // or query meets a NUL, a lone surrogate, or a document built to make checking it expensive.
   app.addHook('preValidation', (request, _reply, done) => {
     for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
-      const path = findNulCharacter(value);
-      if (path) {
+      const problem = findInputProblem(value);
+      if (problem) {
         const prefix = part === 'body' ? '' : `/${part}`;
-        return done(
-          new ValidationError('The request is not valid.', [
-            { path: `${prefix}${path === '/' ? '' : path}` || '/', message: 'must not contain NUL characters' },
-          ]),
-        );
+        const path = problem.path === '/' ? prefix || '/' : `${prefix}${problem.path}`;
+        return done(new ValidationError('The request is not valid.', [{ path, message: problem.message }]));
       }
     }
     done();
   });
 
-  // The error envelope first, so every later plugin's routes and hooks answer with it.
+  // The error envelope first, so every later plugin's routes and hooks answer with it; then the
+  // access rule every route must declare, before any route exists.
   await app.register(errorsPlugin);
+  await app.register(accessPlugin);
 
   // plugins/external
   await app.register(envPlugin, { config });
@@ -163,25 +192,34 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(swaggerPlugin);
   await app.register(swaggerUiPlugin);
 
-  // plugins/app
-  await app.register(dbPlugin);
-  await app.register(usersPlugin);
-  await app.register(authPlugin);
-  await app.register(teamsPlugin);
-  await app.register(catalogPlugin);
-  await app.register(demoPlugin);
+  // plugins/app. The database opens outside Fastify's 10 s plugin timeout: a first start runs
+  // initdb and every migration, which a loaded machine may not finish in time.
+  const database = await openDatabase(config, app.log);
+  try {
+    await app.register(dbPlugin, { database });
+    await app.register(usersPlugin);
+    await app.register(authPlugin);
+    await app.register(teamsPlugin);
+    await app.register(catalogPlugin);
+    await app.register(demoPlugin);
 
-  // Unknown routes are rate limited like known ones, first thing (before body parsing), as the
-  // rate-limit plugin does for every known route.
-  const limitUnknownRoute = app.rateLimit();
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!request.is404) return done();
-    limitUnknownRoute.call(app, request, reply).then(() => done(), done);
-  });
+    // Unknown routes are rate limited like known ones, then answered 404 at once: their body is
+    // never read or parsed.
+    const limitUnknownRoute = app.rateLimit();
+    app.addHook('onRequest', (request, reply, done) => {
+      if (!request.is404) return done();
+      limitUnknownRoute.call(app, request, reply).then(() => {
+        if (!reply.sent) notFoundHandler(request, reply);
+      }, done);
+    });
 
-  // routes
-  await app.register(apiRoutes, { prefix: '/api' });
-  app.setNotFoundHandler(notFoundHandler);
+    // routes
+    await app.register(apiRoutes, { prefix: '/api' });
+    app.setNotFoundHandler(notFoundHandler);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 
   return app;
 }

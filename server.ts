@@ -35,8 +35,11 @@ async function main(): Promise<void> {
   }
 }
 
+/** Failures an operator fixes from the message alone: no stack trace. */
+const OPERATOR_ERRORS = new Set(['ConfigError', 'DatabaseStartError', 'EmbeddedPostgresError']);
+
 main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  if (!(error instanceof Error && error.name === 'DataDirLockedError')) console.error(error);
+  if (error instanceof Error && OPERATOR_ERRORS.has(error.name)) console.error(error.message);
+  else console.error(error);
   process.exit(1);
 });

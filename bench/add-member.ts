@@ -2,20 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createSigner } from 'fast-jwt';
 import { teamAdmins, teams, users } from '../db/schema.js';
-import { BENCH_SECRET, benchDatabase, median, percentile, startServer } from './lib.js';
+import { BENCH_SECRET, benchDatabase, databaseKind, median, percentile, startServer } from './lib.js';
 
 /**
- * The [spec] add-member endpoint (the teams issue's bar): `--count` sequential
+ * The [spec] add-member endpoint: `--count` sequential
  * POST /api/admin/teams/{teamId}/members calls by the team's owner, each adding a new user
  * (201, one transaction with the team's row lock and an audit row), then the same calls again
  * (200, already a member):
- *   npm run bench:members -- --db pglite|postgres [--count 1000]
+ *   npm run bench:members -- --db embedded|external [--count 1000]
  */
 
 const { values } = parseArgs({
-  options: { db: { type: 'string', default: 'pglite' }, count: { type: 'string', default: '1000' } },
+  options: { db: { type: 'string', default: 'embedded' }, count: { type: 'string', default: '1000' } },
 });
-const kind = values.db === 'postgres' ? 'postgres' : 'pglite';
+const kind = databaseKind(values.db);
 const count = Number(values.count);
 const ownerToken = createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench-owner' });
 

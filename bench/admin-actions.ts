@@ -1,21 +1,21 @@
 import { parseArgs } from 'node:util';
 import { createSigner } from 'fast-jwt';
-import { BENCH_SECRET, benchDatabase, median, percentile, startServer } from './lib.js';
+import { BENCH_SECRET, benchDatabase, databaseKind, median, percentile, startServer } from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
- * Admin actions in a row (the packs issue's bar): `--count` sequential POST /api/admin/packs/{id}
+ * Admin actions in a row: `--count` sequential POST /api/admin/packs/{id}
  * calls, each a real transaction with the pack's row lock and an audit row, against the built
  * server on one database:
- *   npm run bench:admin -- --db pglite|postgres [--count 1000]
+ *   npm run bench:admin -- --db embedded|external [--count 1000]
  * The mix cycles addCollectible (new entry / changed quantity / changed weight), removeCollectible,
  * and archive + restore + publish on other packs, so every action of the state machine is timed.
  */
 
 const { values } = parseArgs({
-  options: { db: { type: 'string', default: 'pglite' }, count: { type: 'string', default: '1000' } },
+  options: { db: { type: 'string', default: 'embedded' }, count: { type: 'string', default: '1000' } },
 });
-const kind = values.db === 'postgres' ? 'postgres' : 'pglite';
+const kind = databaseKind(values.db);
 const count = Number(values.count);
 const token = createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench-admin', role: 'admin' });
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +11,8 @@ import { openDatabase, type DatabaseHandle } from '../plugins/app/db.js';
 import { loadConfig } from '../plugins/external/env.js';
 
 /**
- * Shared pieces of the benchmarks: a database to run against (PGlite folder or a fresh
- * PostgreSQL database), the built server as a child process, a bare node:http server replaying
+ * Shared pieces of the benchmarks: a database to run against (a data folder for the embedded
+ * PostgreSQL, or a fresh database on the external server), the built server as a child process, a bare node:http server replaying
  * a recorded response, and autocannon runs. Everything talks to 127.0.0.1 only.
  */
 
@@ -32,17 +32,31 @@ const silent = {
   child: () => silent,
 } as unknown as FastifyBaseLogger;
 
+export type DatabaseKind = 'embedded' | 'external';
+
 export interface BenchDatabase {
-  kind: 'pglite' | 'postgres';
+  kind: DatabaseKind;
   env: Record<string, string>;
   open(): Promise<DatabaseHandle>;
   cleanup(): Promise<void>;
 }
 
-/** A new PGlite folder, or a new database on the PostgreSQL server at `serverUrl`. */
-export async function benchDatabase(kind: 'pglite' | 'postgres', serverUrl = 'postgres://postgres@127.0.0.1:5432/test'): Promise<BenchDatabase> {
-  if (kind === 'pglite') {
+/** `--db embedded` (the default) or `--db external`; anything else is refused. */
+export function databaseKind(value: string | undefined): DatabaseKind {
+  if (value === undefined || value === 'embedded') return 'embedded';
+  if (value === 'external') return 'external';
+  throw new Error(`--db must be embedded or external (got ${value})`);
+}
+
+/**
+ * A new data folder for the embedded PostgreSQL (the server under test starts it), or a new
+ * database on the external PostgreSQL server at `serverUrl`.
+ */
+export async function benchDatabase(kind: DatabaseKind, serverUrl = 'postgres://postgres@127.0.0.1:5432/test'): Promise<BenchDatabase> {
+  if (kind === 'embedded') {
     const folder = mkdtempSync(join(tmpdir(), 'pack-bench-'));
+    // As root, PostgreSQL runs as the `postgres` user, which must reach the folder.
+    chmodSync(folder, 0o755);
     const env = { DATA_DIR: join(folder, 'data') };
     return {
       kind,

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
-import { benchDatabase, defaultLoadTool, type LoadTool, load, type LoadResult, startReplayServer, startServer } from './lib.js';
+import { benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, startReplayServer, startServer } from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
- * GET /api/packs under load (DESIGN.md §9, the packs issue's bar): the built server with
+ * GET /api/packs under load: the built server with
  * `--active` active and `--archived` archived packs, against a bare node:http server replaying
  * the identical response (status, headers, body), side by side in one process tree:
- *   npm run bench:packs -- --db pglite|postgres [--connections 50] [--duration 10] [--rounds 3] [--tool wrk|autocannon]
+ *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--tool wrk|autocannon]
  * wrk (`apt-get install wrk`) is the default when installed: autocannon, on the same two cores,
  * saturates before a bare node:http server does, which flatters every ratio.
  * Rounds alternate service and reference so machine noise hits both alike.
@@ -14,18 +14,18 @@ import { seedCatalog } from './seed.js';
 
 const { values } = parseArgs({
   options: {
-    db: { type: 'string', default: 'pglite' },
+    db: { type: 'string', default: 'embedded' },
     active: { type: 'string', default: '20' },
     archived: { type: 'string', default: '10000' },
     connections: { type: 'string', default: '50' },
     duration: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
-    'log-level': { type: 'string', default: 'warn' },
+    'log-level': { type: 'string', default: 'info' },
     tool: { type: 'string' },
   },
 });
 const tool: LoadTool = values.tool === 'autocannon' || values.tool === 'wrk' ? values.tool : defaultLoadTool();
-const kind = values.db === 'postgres' ? 'postgres' : 'pglite';
+const kind = databaseKind(values.db);
 const connections = Number(values.connections);
 const durationSeconds = Number(values.duration);
 const rounds = Number(values.rounds);

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
+import { PACK_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 import { check, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** A subject of the identity provider, provisioned the first time a verified token shows it. */
@@ -9,12 +10,12 @@ export const users = pgTable(
   {
     id: text('id').primaryKey(),
     displayName: text('display_name').notNull(),
-    role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
+    role: text('role', { enum: USER_ROLES }).notNull().default('user'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
-    check('users_role_check', sql`${table.role} in ('user', 'admin')`),
+    check('users_role_check', sql`${table.role} in (${sql.raw(sqlValues(USER_ROLES))})`),
     check('users_id_length_check', sql`char_length(${table.id}) between 1 and 255`),
     index('users_role_idx').on(table.role),
   ],
@@ -37,8 +38,6 @@ export const teams = pgTable(
   ],
 );
 
-export const TEAM_ROLES = ['owner', 'editor', 'viewer'] as const;
-
 /** A user's role in one team (TeamAdmin). A team always keeps at least one owner. */
 export const teamAdmins = pgTable(
   'team_admins',
@@ -55,12 +54,10 @@ export const teamAdmins = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.teamId, table.userId] }),
-    check('team_admins_role_check', sql`${table.role} in ('owner', 'editor', 'viewer')`),
+    check('team_admins_role_check', sql`${table.role} in (${sql.raw(sqlValues(TEAM_ROLES))})`),
     index('team_admins_user_idx').on(table.userId),
   ],
 );
-
-export const RARITIES = ['common', 'uncommon', 'rare', 'epic', 'legendary'] as const;
 
 export const collectibles = pgTable(
   'collectibles',
@@ -78,15 +75,13 @@ export const collectibles = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
-    check('collectibles_rarity_check', sql`${table.rarity} in ('common', 'uncommon', 'rare', 'epic', 'legendary')`),
+    check('collectibles_rarity_check', sql`${table.rarity} in (${sql.raw(sqlValues(RARITIES))})`),
     check('collectibles_points_check', sql`${table.points} >= 0`),
     check('collectibles_minted_check', sql`${table.minted} >= 0`),
     index('collectibles_team_created_idx').on(table.teamId, table.createdAt.desc(), table.id.desc()),
     index('collectibles_created_idx').on(table.createdAt.desc(), table.id.desc()),
   ],
 );
-
-export const PACK_STATUS_VALUES = ['draft', 'active', 'archived'] as const;
 
 export const packs = pgTable(
   'packs',
@@ -96,7 +91,7 @@ export const packs = pgTable(
     name: text('name').notNull(),
     description: text('description').notNull().default(''),
     imageUrl: text('image_url'),
-    status: text('status', { enum: PACK_STATUS_VALUES }).notNull().default('draft'),
+    status: text('status', { enum: PACK_STATUSES }).notNull().default('draft'),
     price: integer('price').notNull().default(0),
     cardsPerPack: integer('cards_per_pack').notNull().default(5),
     supply: integer('supply'),
@@ -106,7 +101,7 @@ export const packs = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (table) => [
-    check('packs_status_check', sql`${table.status} in ('draft', 'active', 'archived')`),
+    check('packs_status_check', sql`${table.status} in (${sql.raw(sqlValues(PACK_STATUSES))})`),
     check('packs_price_check', sql`${table.price} >= 0`),
     check('packs_cards_per_pack_check', sql`${table.cardsPerPack} between 1 and 100`),
     check('packs_supply_check', sql`${table.supply} is null or ${table.supply} >= 1`),

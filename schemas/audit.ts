@@ -1,23 +1,29 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Id, Page, PageQuery, Timestamp } from './common.js';
+import { Id, Nullable, Page, PageQuery, Text, Timestamp } from './common.js';
 
-export const AuditEntryView = Type.Object(
+export const AuditEntry = Type.Object(
   {
-    id: Type.String(),
-    actorId: Type.String({ description: 'The user who made the change' }),
-    action: Type.String({ examples: ['pack.publish'], description: '`<target>.<action>`: pack.create, pack.update, pack.publish, collectible.update, ...' }),
-    targetType: Type.String({ examples: ['pack'] }),
-    targetId: Type.String(),
-    teamId: Type.Union([Type.String(), Type.Null()]),
-    before: Type.Unknown({ description: 'The target before the change (null for a creation)' }),
-    after: Type.Unknown({ description: 'The target after the change' }),
+    id: Id,
+    actorId: Type.String({ ...Id, description: 'The user who made the change' }),
+    action: Text(64, {
+      pattern: '^[a-z_]+(\\.[a-zA-Z_]+)+$',
+      examples: ['pack.publish'],
+      description: '`<target>.<action>`: pack.create, pack.update, pack.publish, pack.addCollectible, collectible.update, team.member.add, ...',
+    }),
+    targetType: Text(32, { examples: ['pack'] }),
+    targetId: Id,
+    teamId: Nullable(Id),
+    before: Type.Unknown({
+      description: 'The target before the change (null for a creation): a pack’s fields, the pool entry that changed, a collectible, a team or a membership',
+    }),
+    after: Type.Unknown({ description: 'The target after the change (null for a removal)' }),
     createdAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'AuditEntry', additionalProperties: false },
 );
-export type AuditEntryView = Static<typeof AuditEntryView>;
+export type AuditEntry = Static<typeof AuditEntry>;
 
 export const AuditLogQuery = PageQuery({ teamId: Type.Optional(Id), targetId: Type.Optional(Id) });
 export type AuditLogQuery = Static<typeof AuditLogQuery>;
 
-export const AuditLogPage = Page(AuditEntryView);
+export const AuditLogPage = Page(Type.Ref(AuditEntry));

@@ -1,52 +1,52 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, NullableString, Page, PageQuery, StrictObject, Timestamp } from './common.js';
+import { Description, Envelope, Id, ImageUrl, Int, Name, Nullable, Page, PageQuery, RefWithDefault, StrictObject, Text, Timestamp } from './common.js';
+import { Rarity } from './enums.js';
 
-export const Rarity = Type.Union(
-  [Type.Literal('common'), Type.Literal('uncommon'), Type.Literal('rare'), Type.Literal('epic'), Type.Literal('legendary')],
-  { description: 'common, uncommon, rare, epic or legendary' },
-);
-
-const name = Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', examples: ['Golden Striker'] });
-const description = Type.String({ maxLength: 2000, examples: ['The captain in gold.'] });
-const imageUrl = NullableString({ maxLength: 2048, format: 'uri', pattern: '^https?://', description: 'http(s) URL of the artwork' });
-const points = Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Added to the owner\'s score when drawn' });
+const points = Int({ maximum: 1_000_000, description: "Added to the owner's score when drawn" });
 
 /** What anyone may see of a collectible (in a pack's odds). */
 export const PublicCollectible = Type.Object(
   {
-    id: Type.String(),
-    teamId: Type.Union([Type.String(), Type.Null()]),
-    name: Type.String(),
-    description: Type.String(),
-    imageUrl: Type.Union([Type.String(), Type.Null()]),
-    rarity: Rarity,
-    points: Type.Integer(),
+    id: Id,
+    teamId: Nullable(Id),
+    name: Text(120),
+    description: Text(2000),
+    imageUrl: Nullable(Text(2048)),
+    rarity: Type.Ref(Rarity),
+    points,
   },
-  { additionalProperties: false },
+  { $id: 'PublicCollectible', additionalProperties: false },
 );
 export type PublicCollectible = Static<typeof PublicCollectible>;
 
 export const Collectible = Type.Object(
   {
     ...PublicCollectible.properties,
-    minted: Type.Integer({ description: 'Copies drawn so far (the last serial number given out)' }),
+    minted: Int({ description: 'Copies drawn so far' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'Collectible', additionalProperties: false },
 );
 export type Collectible = Static<typeof Collectible>;
+
+const name = Name(120, ['Golden Striker']);
+const description = Description(['The captain in gold.']);
+const imageUrl = ImageUrl('http(s) URL of the artwork');
 
 export const CreateCollectibleBody = StrictObject(
   {
     name,
-    teamId: Type.Optional(Type.Union([Id, Type.Null()], { description: 'Owning team; null or absent for a platform collectible' })),
+    teamId: Type.Optional(Nullable(Type.String({ ...Id, description: 'Owning team; null or absent for a platform collectible' }))),
     description: Type.Optional(description),
     imageUrl: Type.Optional(imageUrl),
-    rarity: Type.Optional(Rarity),
-    points: Type.Optional(points),
+    rarity: Type.Optional(RefWithDefault(Rarity, 'common')),
+    points: Type.Optional(Int({ maximum: 1_000_000, default: 0, description: "Added to the owner's score when drawn" })),
   },
-  { examples: [{ name: 'Golden Striker', rarity: 'legendary', points: 500, description: 'The captain in gold.' }] },
+  {
+    $id: 'CreateCollectibleRequest',
+    examples: [{ name: 'Golden Striker', rarity: 'legendary', points: 500, description: 'The captain in gold.' }],
+  },
 );
 export type CreateCollectibleBody = Static<typeof CreateCollectibleBody>;
 
@@ -55,10 +55,10 @@ export const UpdateCollectibleBody = StrictObject(
     name: Type.Optional(name),
     description: Type.Optional(description),
     imageUrl: Type.Optional(imageUrl),
-    rarity: Type.Optional(Rarity),
+    rarity: Type.Optional(Type.Ref(Rarity)),
     points: Type.Optional(points),
   },
-  { minProperties: 1, examples: [{ points: 750 }] },
+  { $id: 'UpdateCollectibleRequest', minProperties: 1, examples: [{ points: 750 }] },
 );
 export type UpdateCollectibleBody = Static<typeof UpdateCollectibleBody>;
 
@@ -66,9 +66,9 @@ export const CollectibleParams = Type.Object({ id: Id }, { additionalProperties:
 
 export const CollectibleListQuery = PageQuery({
   teamId: Type.Optional(Id),
-  rarity: Type.Optional(Rarity),
+  rarity: Type.Optional(Type.Ref(Rarity)),
 });
 export type CollectibleListQuery = Static<typeof CollectibleListQuery>;
 
-export const CollectibleResponse = Envelope(Collectible);
-export const CollectiblePage = Page(Collectible);
+export const CollectibleResponse = Envelope(Type.Ref(Collectible));
+export const CollectiblePage = Page(Type.Ref(Collectible));

@@ -1,22 +1,20 @@
 import { Type } from '@sinclair/typebox';
-import { Envelope } from './common.js';
+import { Envelope, StrictObject } from './common.js';
 
 export const Liveness = Envelope(
-  Type.Object(
-    {
-      status: Type.Literal('ok'),
-      uptimeSeconds: Type.Number({ minimum: 0 }),
-    },
-    { additionalProperties: false },
-  ),
+  StrictObject({
+    status: Type.Literal('ok'),
+    uptimeSeconds: Type.Number({ minimum: 0, maximum: 1e10 }),
+  }),
 );
 
 export const Readiness = Envelope(
-  Type.Object(
-    {
-      status: Type.Literal('ready'),
-      database: Type.Union([Type.Literal('pglite'), Type.Literal('postgres')]),
-    },
-    { additionalProperties: false },
-  ),
+  StrictObject({
+    status: Type.Literal('ready'),
+    database: Type.Unsafe<'embedded' | 'external'>({
+      type: 'string',
+      enum: ['embedded', 'external'],
+      description: '`embedded`: the PostgreSQL server the service runs in DATA_DIR; `external`: the one at DATABASE_URL',
+    }),
+  }),
 );

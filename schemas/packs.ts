@@ -1,70 +1,89 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PublicCollectible, Rarity } from './collectibles.js';
-import { Envelope, Id, NullableString, Page, PageQuery, StrictObject, Timestamp } from './common.js';
+import { PublicCollectible } from './collectibles.js';
+import { Description, Envelope, Id, ImageUrl, Int, Name, NextCursor, Nullable, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
+import { PackActionName, PackStatus, Rarity } from './enums.js';
 
-export const PackStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('archived')]);
+/** The largest pool a pack may have (plugins/app/packs/service.ts refuses more). */
+export const MAX_POOL_ENTRIES = 1000;
 
-const name = Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', examples: ['Season 1 Starter'] });
-const description = Type.String({ maxLength: 2000, examples: ['Five cards from the 2026 season.'] });
-const imageUrl = NullableString({ maxLength: 2048, format: 'uri', pattern: '^https?://', description: 'http(s) URL of the pack art' });
-const price = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Integer coins', examples: [100] });
-const cardsPerPack = Type.Integer({ minimum: 1, maximum: 100, description: 'Draws per opened pack', examples: [5] });
-const supply = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
-  description: 'The most packs ever sold; null for no limit',
-});
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+const price = Int({ maximum: 1_000_000_000, description: 'Integer coins', examples: [100] });
+const cardsPerPack = Int({ minimum: 1, maximum: 100, description: 'Draws per opened pack', examples: [5] });
+const supply = Nullable(Int({ minimum: 1, maximum: 1_000_000_000, description: 'The most packs ever sold; null for no limit' }));
+const available = Int({ description: 'Packs that can still be sold' });
+const weight = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Weight of each copy' });
+const probability = Type.Number({ minimum: 0, maximum: 1, description: 'Chance of this entry on the next draw' });
 
 /** [spec] The public view of an active pack. */
 export const PublicPack = Type.Object(
   {
-    id: Type.String(),
-    teamId: Type.Union([Type.String(), Type.Null()]),
-    name: Type.String(),
-    description: Type.String(),
-    imageUrl: Type.Union([Type.String(), Type.Null()]),
-    price: Type.Integer(),
-    cardsPerPack: Type.Integer(),
-    available: Type.Integer({ minimum: 0, description: 'Packs that can still be sold' }),
+    id: Id,
+    teamId: Nullable(Id),
+    name: Text(120),
+    description: Text(2000),
+    imageUrl: Nullable(Text(2048)),
+    price,
+    cardsPerPack,
+    available,
     publishedAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'PublicPack', additionalProperties: false },
 );
 export type PublicPack = Static<typeof PublicPack>;
 
 export const PoolEntry = Type.Object(
   {
-    collectibleId: Type.String(),
-    name: Type.String(),
-    rarity: Rarity,
-    weight: Type.Number({ description: 'Weight of each remaining copy' }),
-    remaining: Type.Integer({ minimum: 0 }),
-    probability: Type.Number({ minimum: 0, maximum: 1, description: 'Chance of this entry on the next draw' }),
+    collectibleId: Id,
+    name: Text(120),
+    rarity: Type.Ref(Rarity),
+    weight,
+    remaining: Int({ description: 'Copies left to draw' }),
+    probability,
   },
-  { additionalProperties: false },
+  { $id: 'PoolEntry', additionalProperties: false },
 );
+
+/** The pack's own fields: what the admin views share, and what the audit log records of a pack. */
+const packFields = {
+  id: Id,
+  teamId: Nullable(Id),
+  name: Text(120),
+  description: Text(2000),
+  imageUrl: Nullable(Text(2048)),
+  status: Type.Ref(PackStatus),
+  price,
+  cardsPerPack,
+  supply,
+  publishedAt: Nullable(Timestamp),
+  archivedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+
+/** The pack as the audit log records it (not a response schema: audit rows are free-form). */
+export const PackRecord = Type.Object(packFields, { additionalProperties: false });
+export type PackRecord = Static<typeof PackRecord>;
 
 /** The admin view: every field, and the pool. */
 export const AdminPack = Type.Object(
   {
-    id: Type.String(),
-    teamId: Type.Union([Type.String(), Type.Null()]),
-    name: Type.String(),
-    description: Type.String(),
-    imageUrl: Type.Union([Type.String(), Type.Null()]),
-    status: PackStatus,
-    price: Type.Integer(),
-    cardsPerPack: Type.Integer(),
-    supply: Type.Union([Type.Integer(), Type.Null()]),
-    available: Type.Integer({ minimum: 0 }),
-    publishedAt: Nullable(Timestamp),
-    archivedAt: Nullable(Timestamp),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-    pool: Type.Array(PoolEntry, { description: 'Ordered by collectible id, the order draws walk' }),
+    ...packFields,
+    available,
+    pool: Type.Array(Type.Ref(PoolEntry), { maxItems: MAX_POOL_ENTRIES, description: 'Ordered by collectible id, the order draws walk' }),
   },
-  { additionalProperties: false },
+  { $id: 'AdminPack', additionalProperties: false },
 );
 export type AdminPack = Static<typeof AdminPack>;
+
+/** An item of the admin list: the pack without its pool, and the pool's size. */
+export const AdminPackSummary = Type.Object(
+  {
+    ...packFields,
+    available,
+    poolSize: Int({ maximum: MAX_POOL_ENTRIES, description: 'Entries in the pool; GET /api/admin/packs/{id} shows them' }),
+  },
+  { $id: 'AdminPackSummary', additionalProperties: false },
+);
+export type AdminPackSummary = Static<typeof AdminPackSummary>;
 
 export const PackParams = Type.Object({ id: Id }, { additionalProperties: false });
 
@@ -73,98 +92,93 @@ export const PublicPackListQuery = PageQuery({ teamId: Type.Optional(Id) }, { de
 export type PublicPackListQuery = Static<typeof PublicPackListQuery>;
 
 export const PublicPackList = Type.Object(
-  {
-    packs: Type.Array(PublicPack),
-    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' }),
-  },
+  { packs: Type.Array(Type.Ref(PublicPack), { maxItems: 500 }), nextCursor: NextCursor },
   { additionalProperties: false },
 );
 
 export const PackOdds = Type.Object(
   {
-    collectible: PublicCollectible,
-    weight: Type.Number(),
-    remaining: Type.Integer({ minimum: 0 }),
-    probability: Type.Number({ minimum: 0, maximum: 1 }),
+    collectible: Type.Ref(PublicCollectible),
+    weight,
+    remaining: Int({ description: 'Copies left to draw' }),
+    probability,
   },
-  { additionalProperties: false },
+  { $id: 'PackOdds', additionalProperties: false },
 );
 
 export const PublicPackDetail = Envelope(
-  Type.Object({ pack: PublicPack, odds: Type.Array(PackOdds) }, { additionalProperties: false }),
+  Type.Object(
+    { pack: Type.Ref(PublicPack), odds: Type.Array(Type.Ref(PackOdds), { maxItems: MAX_POOL_ENTRIES }) },
+    { additionalProperties: false },
+  ),
 );
-
-export const PackActionName = Type.Union(
-  [
-    Type.Literal('publish'),
-    Type.Literal('archive'),
-    Type.Literal('restore'),
-    Type.Literal('addCollectible'),
-    Type.Literal('removeCollectible'),
-  ],
-  { description: 'publish: draft→active; archive: draft|active→archived; restore: archived→draft; addCollectible / removeCollectible: edit the pool of a draft' },
-);
-
-const poolActions = ['addCollectible', 'removeCollectible'];
 
 /**
- * [spec] POST /api/admin/packs/{id}. The conditional rules are part of the schema, so the
- * OpenAPI document shows them: collectibleId is required with the two pool actions, and
- * quantity and weight are accepted only with addCollectible.
+ * [spec] POST /api/admin/packs/{id}: a union discriminated by `action`, each action a named
+ * schema with exactly the fields it takes, so that a generated client refuses
+ * `{ action: "addCollectible" }` without `collectibleId`, or `{ action: "publish", quantity: 3 }`.
  */
-export const PackActionBody = StrictObject(
+const collectibleId = Type.String({ ...Id, description: 'A collectible of the pack’s team, or a global one' });
+
+const actionSchema = <A extends string, P extends Parameters<typeof StrictObject>[0]>(action: A, id: string, description: string, fields: P) =>
+  StrictObject({ action: Type.Literal(action), ...fields }, { $id: id, description });
+
+export const PublishAction = actionSchema('publish', 'PublishAction', 'draft → active; the pool must fill at least one pack', {});
+export const ArchiveAction = actionSchema('archive', 'ArchiveAction', 'draft or active → archived', {});
+export const RestoreAction = actionSchema('restore', 'RestoreAction', 'archived → draft', {});
+export const AddCollectibleAction = actionSchema(
+  'addCollectible',
+  'AddCollectibleAction',
+  'Draft only: a new entry gets `quantity` (default 1) and `weight` (default 1); an existing entry has the given fields replaced',
   {
-    action: PackActionName,
-    collectibleId: Type.Optional(Id),
-    quantity: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Copies in the pool (addCollectible; default 1 for a new entry)' }),
-    ),
-    weight: Type.Optional(
-      Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Weight of each copy (addCollectible; default 1 for a new entry)' }),
-    ),
-  },
-  {
-    allOf: [
-      {
-        if: { properties: { action: { enum: poolActions } }, required: ['action'] },
-        then: { required: ['collectibleId'] },
-      },
-      {
-        if: { properties: { action: { not: { enum: poolActions } } }, required: ['action'] },
-        then: { properties: { collectibleId: false } },
-      },
-      {
-        if: { properties: { action: { not: { const: 'addCollectible' } } }, required: ['action'] },
-        then: { properties: { quantity: false, weight: false } },
-      },
-    ],
-    examples: [
-      { action: 'publish' },
-      { action: 'archive' },
-      { action: 'restore' },
-      { action: 'addCollectible', collectibleId: '7d9f3c1e-2b8a-4f6d-9e0a-1c2b3d4e5f60', quantity: 100, weight: 1 },
-      { action: 'removeCollectible', collectibleId: '7d9f3c1e-2b8a-4f6d-9e0a-1c2b3d4e5f60' },
-    ],
+    collectibleId,
+    quantity: Type.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'Copies in the pool (default 1 for a new entry)' })),
+    weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Weight of each copy (default 1 for a new entry)' })),
   },
 );
-export type PackActionBody = Static<typeof PackActionBody>;
+export const RemoveCollectibleAction = actionSchema('removeCollectible', 'RemoveCollectibleAction', 'Draft only: takes the entry out of the pool', {
+  collectibleId,
+});
+
+const PACK_ACTION_SCHEMAS = [PublishAction, ArchiveAction, RestoreAction, AddCollectibleAction, RemoveCollectibleAction];
+
+export type PackActionBody = Static<
+  typeof PublishAction | typeof ArchiveAction | typeof RestoreAction | typeof AddCollectibleAction | typeof RemoveCollectibleAction
+>;
+export const PackActionBody = Type.Unsafe<PackActionBody>({
+  $id: 'PackActionRequest',
+  type: 'object',
+  oneOf: PACK_ACTION_SCHEMAS.map((schema) => Type.Ref(schema)),
+  discriminator: { propertyName: 'action' },
+  // An unknown or missing `action` is reported once, as a field listing the actions.
+  allOf: [{ type: 'object', properties: { action: Type.Ref(PackActionName) }, required: ['action'] }],
+  examples: [
+    { action: 'publish' },
+    { action: 'addCollectible', collectibleId: '7d9f3c1e-2b8a-4f6d-9e0a-1c2b3d4e5f60', quantity: 100, weight: 1 },
+    { action: 'removeCollectible', collectibleId: '7d9f3c1e-2b8a-4f6d-9e0a-1c2b3d4e5f60' },
+  ],
+});
 
 /** [spec] `{ success: true, data: { success: true, pack } }` */
 export const PackActionResponse = Envelope(
-  Type.Object({ success: Type.Literal(true), pack: AdminPack }, { additionalProperties: false }),
+  Type.Object({ success: Type.Literal(true), pack: Type.Ref(AdminPack) }, { additionalProperties: false }),
 );
+
+const name = Name(120, ['Season 1 Starter']);
+const description = Description(['Five cards from the 2026 season.']);
+const imageUrl = ImageUrl('http(s) URL of the pack art');
 
 export const CreatePackBody = StrictObject(
   {
     name,
-    teamId: Type.Optional(Type.Union([Id, Type.Null()], { description: 'Owning team; null or absent for a platform pack' })),
+    teamId: Type.Optional(Nullable(Type.String({ ...Id, description: 'Owning team; null or absent for a platform pack' }))),
     description: Type.Optional(description),
     imageUrl: Type.Optional(imageUrl),
-    price: Type.Optional(price),
-    cardsPerPack: Type.Optional(cardsPerPack),
+    price: Type.Optional(Int({ maximum: 1_000_000_000, default: 0, description: 'Integer coins' })),
+    cardsPerPack: Type.Optional(Int({ minimum: 1, maximum: 100, default: 5, description: 'Draws per opened pack' })),
     supply: Type.Optional(supply),
   },
-  { examples: [{ name: 'Season 1 Starter', price: 100, cardsPerPack: 5, supply: 10000 }] },
+  { $id: 'CreatePackRequest', examples: [{ name: 'Season 1 Starter', price: 100, cardsPerPack: 5, supply: 10000 }] },
 );
 export type CreatePackBody = Static<typeof CreatePackBody>;
 
@@ -178,6 +192,7 @@ export const UpdatePackBody = StrictObject(
     supply: Type.Optional(supply),
   },
   {
+    $id: 'UpdatePackRequest',
     minProperties: 1,
     description: 'price, cardsPerPack and supply can change only while the pack is a draft',
     examples: [{ name: 'Season 1 Starter (reissue)' }, { price: 150, supply: 5000 }],
@@ -185,8 +200,8 @@ export const UpdatePackBody = StrictObject(
 );
 export type UpdatePackBody = Static<typeof UpdatePackBody>;
 
-export const AdminPackListQuery = PageQuery({ status: Type.Optional(PackStatus), teamId: Type.Optional(Id) });
+export const AdminPackListQuery = PageQuery({ status: Type.Optional(Type.Ref(PackStatus)), teamId: Type.Optional(Id) });
 export type AdminPackListQuery = Static<typeof AdminPackListQuery>;
 
-export const AdminPackResponse = Envelope(AdminPack);
-export const AdminPackPage = Page(AdminPack);
+export const AdminPackResponse = Envelope(Type.Ref(AdminPack));
+export const AdminPackPage = Page(Type.Ref(AdminPackSummary));

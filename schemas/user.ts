@@ -1,23 +1,23 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, StrictObject, Timestamp } from './common.js';
-
-export const TeamRole = Type.Union([Type.Literal('owner'), Type.Literal('editor'), Type.Literal('viewer')]);
+import { Envelope, Id, StrictObject, Text, Timestamp } from './common.js';
+import { TeamRole, UserRole } from './enums.js';
 
 export const CurrentUser = Type.Object(
   {
-    id: Type.String({ description: "The identity provider's subject", examples: ['alice'] }),
-    displayName: Type.String({ examples: ['Alice'] }),
+    id: Type.String({ ...Id, description: "The identity provider's subject", examples: ['alice'] }),
+    displayName: Text(100, { examples: ['Alice'] }),
     isAdmin: Type.Boolean({ description: 'Platform admin (ADMIN_USER_IDS, role admin, or the admin claim)' }),
-    teams: Type.Array(Type.Object({ teamId: Type.String(), role: TeamRole }, { additionalProperties: false }), {
+    teams: Type.Array(Type.Object({ teamId: Id, role: Type.Ref(TeamRole) }, { additionalProperties: false }), {
+      maxItems: 1000,
       description: "The caller's roles in teams",
     }),
     createdAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'CurrentUser', additionalProperties: false },
 );
 export type CurrentUser = Static<typeof CurrentUser>;
 
-export const CurrentUserResponse = Envelope(CurrentUser);
+export const CurrentUserResponse = Envelope(Type.Ref(CurrentUser));
 
 export const UpdateCurrentUserBody = StrictObject(
   {
@@ -30,25 +30,21 @@ export const UpdateCurrentUserBody = StrictObject(
       examples: ['Alice Liddell'],
     }),
   },
-  { examples: [{ displayName: 'Alice Liddell' }] },
+  { $id: 'UpdateCurrentUserRequest', examples: [{ displayName: 'Alice Liddell' }] },
 );
 export type UpdateCurrentUserBody = Static<typeof UpdateCurrentUserBody>;
 
-export const UserRole = Type.Union([Type.Literal('user'), Type.Literal('admin')], {
-  description: '`admin` makes the user a platform admin',
-});
-
-export const AdminUserView = Type.Object(
+export const AdminUser = Type.Object(
   {
-    id: Type.String({ examples: ['alice'] }),
-    displayName: Type.String({ examples: ['Alice'] }),
-    role: UserRole,
+    id: Type.String({ ...Id, examples: ['alice'] }),
+    displayName: Text(100, { examples: ['Alice'] }),
+    role: Type.Ref(UserRole),
     createdAt: Timestamp,
     lastSeenAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'AdminUser', additionalProperties: false },
 );
 
-export const AdminUserResponse = Envelope(AdminUserView);
+export const AdminUserResponse = Envelope(Type.Ref(AdminUser));
 
 export const UserIdParams = Type.Object({ userId: Id }, { additionalProperties: false });

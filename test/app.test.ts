@@ -1,7 +1,9 @@
 import { connect } from 'node:net';
 import t from 'tap';
 import { securityHeaders } from '../plugins/external/helmet.js';
-import { buildTestApp } from './support/app.js';
+import { buildApp } from '../app.js';
+import { loadConfig } from '../plugins/external/env.js';
+import { bearer, buildTestApp, createTestDatabase, TEST_ENV, tokenFor } from './support/app.js';
 
 /** Behaviour of the app factory itself: shutdown, request ids, security headers. */
 
@@ -57,6 +59,37 @@ t.test('Swagger UI is served at /docs with its own content-security policy', asy
   const json = await app.inject({ url: '/docs/json' });
   t.equal(json.statusCode, 200);
   t.equal(json.json().openapi, '3.1.0');
+  t.equal(json.json().servers[0].url, '/', 'Try it out calls the origin the page was opened from');
+});
+
+t.test('Swagger UI asks browsers to upgrade to https only when it is served over https', async (t) => {
+  // From a plain http address (a LAN IP, a container name) the directive would send the page's
+  // scripts to an https origin that is not there: a blank page.
+  const app = await buildTestApp(t, { TRUST_PROXY: '1' });
+  for (const url of ['/docs/', '/docs/static/swagger-initializer.js']) {
+    const plain = await app.inject({ url, headers: { host: '192.168.1.20:3000' } });
+    t.equal(plain.statusCode, 200, url);
+    t.notMatch(String(plain.headers['content-security-policy']), /upgrade-insecure-requests/, `${url} over http: no upgrade`);
+    const secure = await app.inject({ url, headers: { host: 'api.example.com', 'x-forwarded-proto': 'https' } });
+    t.match(String(secure.headers['content-security-policy']), /upgrade-insecure-requests/, `${url} over https (behind a trusted proxy): upgrade`);
+  }
+  t.notMatch(String((await app.inject({ url: '/api/health' })).headers['content-security-policy']), /upgrade-insecure-requests/, 'nor does the API over http');
+  const api = await app.inject({ url: '/api/health', headers: { 'x-forwarded-proto': 'https' } });
+  t.match(String(api.headers['content-security-policy']), /upgrade-insecure-requests/, 'the API over https does');
+});
+
+t.test('GET / leads to the docs; DOCS_ENABLED=false turns the docs and the redirect off', async (t) => {
+  const app = await buildTestApp(t);
+  const root = await app.inject({ url: '/' });
+  t.equal(root.statusCode, 302);
+  t.equal(root.headers.location, '/docs');
+  const off = await buildTestApp(t, { DOCS_ENABLED: 'false' });
+  for (const url of ['/', '/docs', '/docs/', '/docs/json']) {
+    const res = await off.inject({ url });
+    t.equal(res.statusCode, 404, `${url}: 404 with the docs off`);
+    t.equal(res.json().error.code, 'route_not_found');
+  }
+  t.equal((await off.inject({ url: '/api/health' })).statusCode, 200, 'the API is unaffected');
 });
 
 t.test('CORS: development allows any origin; production allows only CORS_ORIGINS', async (t) => {
@@ -104,4 +137,41 @@ t.test('security headers are helmet’s, computed once: HSTS only in production,
   t.equal(res.statusCode, 404);
   t.match(res.headers['strict-transport-security'], /max-age=/, 'HSTS in production, on errors too');
   t.equal(res.headers['x-content-type-options'], 'nosniff');
+});
+
+/** The app as buildTestApp makes it, but not yet ready, so a test can add routes first. */
+async function unreadyApp(t: { teardown(fn: () => unknown): void }) {
+  const database = await createTestDatabase();
+  const app = await buildApp(loadConfig({ ...TEST_ENV, DATABASE_URL: database.url }));
+  t.teardown(async () => {
+    await app.close();
+    await database.drop();
+  });
+  return app;
+}
+
+t.test('default deny: every route declares its access, or the app refuses to start', async (t) => {
+  await t.test('a route without config.auth stops the start, naming the route', async (t) => {
+    const app = await unreadyApp(t);
+    app.get('/api/forgotten', { schema: { tags: ['Misc'], summary: 'no access declared' } }, async () => ({ secret: true }));
+    await t.rejects(async () => {
+      await app.ready();
+    }, { message: /Route GET \/api\/forgotten does not declare its access/ });
+  });
+
+  await t.test('routes added after every plugin loaded are guarded and documented like the others', async (t) => {
+    const app = await unreadyApp(t);
+    const schema = { tags: ['Misc'], summary: 'late route' };
+    app.get('/api/late/user', { config: { auth: 'user' }, schema }, async () => ({ ok: true }));
+    app.get('/api/late/admin', { config: { auth: 'admin' }, schema }, async () => ({ ok: true }));
+    app.get('/api/late/public', { config: { auth: 'public' }, schema }, async () => ({ ok: true }));
+    await app.ready();
+    t.equal((await app.inject({ url: '/api/late/user' })).statusCode, 401);
+    t.equal((await app.inject({ url: '/api/late/admin', headers: bearer(tokenFor('fan')) })).statusCode, 403);
+    t.equal((await app.inject({ url: '/api/late/admin', headers: bearer(tokenFor('root', { role: 'admin' })) })).statusCode, 200);
+    t.equal((await app.inject({ url: '/api/late/public' })).statusCode, 200);
+    const document = app.swagger() as { paths: Record<string, { get: { security?: unknown; responses: Record<string, unknown> } }> };
+    t.same(document.paths['/api/late/admin']?.get.security, [{ bearerAuth: [] }]);
+    t.ok(document.paths['/api/late/admin']?.get.responses['403'], 'and its 401/403 are declared');
+  });
 });

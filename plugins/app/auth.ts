@@ -1,21 +1,16 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { UserRow } from '../../db/schema.js';
-import { errorResponses } from '../../schemas/common.js';
 import type { Principal } from './auth/policy.js';
 import { displayNameFromClaims, isPlatformAdmin } from './auth/rules.js';
 import { ForbiddenError } from './errors.js';
 
 /**
- * Who is calling (DESIGN.md §5). A route opts in with `config: { auth: 'user' | 'admin' }`; this
- * plugin then runs the check right after the rate limit, before body parsing and validation,
- * and declares the bearer scheme
- * and the 401/403 responses in its schema, so the rule and its documentation cannot drift apart.
- * Team roles are loaded with the caller; what they allow is decided per resource by the
- * authorization matrix in auth/policy.ts.
+ * Who is calling: `authenticate` verifies the bearer token, provisions the user on
+ * first sight and loads its team roles; `requireAdmin` also demands a platform admin. Routes ask
+ * for them by declaring `config.auth` (plugins/app/access.ts). What team roles allow is decided
+ * per resource by the authorization matrix in auth/policy.ts.
  */
-
-export type AuthRequirement = 'user' | 'admin';
 
 export interface Caller extends Principal {
   displayName: string;
@@ -24,11 +19,8 @@ export interface Caller extends Principal {
 }
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    auth?: AuthRequirement;
-  }
   interface FastifyRequest {
-    /** Set by `authenticate`; routes with `config.auth` can rely on it. */
+    /** Set by `authenticate`; routes with `config.auth` user or admin can rely on it. */
     caller: Caller | null;
   }
   interface FastifyInstance {
@@ -68,25 +60,6 @@ export default fp(
 
     fastify.decorate('authenticate', authenticate);
     fastify.decorate('requireAdmin', requireAdmin);
-
-    const guards: Record<AuthRequirement, onRequestHookHandler> = { user: authenticate, admin: requireAdmin };
-
-    fastify.addHook('onRoute', (route) => {
-      const requirement = route.config?.auth;
-      if (!requirement) return;
-      const existing = route.onRequest ? [route.onRequest].flat() : [];
-      // After the hooks already there (the rate limit's among them): a flood of bad tokens is
-      // still counted and limited, and no user is provisioned for a request over the limit.
-      route.onRequest = [...existing, guards[requirement]];
-      route.schema = {
-        ...route.schema,
-        security: [{ bearerAuth: [] }],
-        response: {
-          ...errorResponses(...(requirement === 'admin' ? ([401, 403] as const) : ([401] as const))),
-          ...(route.schema?.response as object | undefined),
-        },
-      };
-    });
   },
   { name: 'auth', dependencies: ['env', 'users', 'jwt'] },
 );

@@ -1,34 +1,34 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { FastifyBaseLogger } from 'fastify';
 import fp from 'fastify-plugin';
+import pg from 'pg';
 import * as schema from '../../db/schema.js';
 import type { AppConfig } from '../external/env.js';
-import { lockDataDir } from './database/data-dir-lock.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { MIGRATIONS_FOLDER } from './database/paths.js';
-import { pgliteTemplate } from './database/pglite-template.js';
 
-/** One type for PGlite and node-postgres: both are PostgreSQL, the same queries serve both. */
+/** The database and its transactions share this type, so repositories take either. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface DatabaseHandle {
-  dialect: 'pglite' | 'postgres';
+  /** `embedded`: the service's own PostgreSQL in DATA_DIR; `external`: the server at DATABASE_URL. */
+  engine: 'embedded' | 'external';
   orm: Database;
   /**
-   * Runs `work` in one transaction. On PostgreSQL a serialization failure or deadlock is retried
-   * (the work must be safe to run again); PGlite runs one transaction at a time.
+   * Runs `work` in one transaction. A serialization failure or deadlock is retried (the work must
+   * be safe to run again).
    */
   transaction<T>(work: (tx: Database) => Promise<T>): Promise<T>;
   /**
-   * Calls `onNotify` for each NOTIFY on `channel`, from any instance. On PostgreSQL a dedicated
-   * connection listens and reconnects when lost, calling `onGap` since notifications may have
-   * been missed meanwhile. Resolves with the function that stops listening.
+   * Calls `onNotify` for each NOTIFY on `channel`, from any instance. A dedicated connection
+   * listens and reconnects when lost, calling `onGap` when it is lost and again once it listens
+   * anew, since notifications may have been missed in between. Resolves with the function that
+   * stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void, onGap: () => void): Promise<() => Promise<void>>;
-  /** Resolves when the database answers a query within `timeoutMs`. */
+  /** Resolves when the database answers a query within `timeoutMs`; never leaves the query behind. */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -38,6 +38,26 @@ const MAX_TRANSACTION_ATTEMPTS = 4;
 /** Any constant works; it only has to be the same for every instance of this service. */
 const MIGRATION_LOCK_KEY = 7_204_117_321;
 
+/**
+ * Bounds on every connection: a statement running longer than this is cancelled by the server, a
+ * transaction left idle (holding its locks) is ended, and a query whose answer never arrives (a
+ * network cut) fails on our side a little later.
+ */
+export const DATABASE_TIMEOUTS = {
+  connectMs: 5000,
+  statementMs: 15_000,
+  idleInTransactionMs: 10_000,
+  queryMs: 20_000,
+} as const;
+
+/** The database cannot be used; the message says what is wrong and what to do (printed without a stack). */
+export class DatabaseStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DatabaseStartError';
+  }
+}
+
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -46,15 +66,132 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function makeHandle(
-  dialect: DatabaseHandle['dialect'],
-  orm: Database,
-  closeOnce: () => Promise<void>,
-  listen: DatabaseHandle['listen'],
-): DatabaseHandle {
+/** `host:port/database`, never the password. */
+export function describeServer(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname || 'localhost'}:${parsed.port || 5432}${parsed.pathname}`;
+}
+
+/** A connection failure at start, as a sentence an operator can act on. */
+export function connectionFailure(error: unknown, url: string): DatabaseStartError {
+  const parsed = new URL(url);
+  const host = `${parsed.hostname || 'localhost'}:${parsed.port || 5432}`;
+  const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username) || 'postgres';
+  const user = decodeURIComponent(parsed.username) || 'the current user';
+  const { code, message } = error as { code?: string; message?: string };
+  const because = (() => {
+    switch (code) {
+      case '3D000':
+        return `the database "${database}" does not exist on ${host}. Create it (createdb -h ${parsed.hostname} -p ${parsed.port || 5432} ${parsed.username ? `-U ${user} ` : ''}${database}, or in psql: create database "${database}";) or fix DATABASE_URL.`;
+      case '28P01':
+      case '28000':
+        return `PostgreSQL at ${host} refused user "${user}": ${message}. Check the user and password in DATABASE_URL.`;
+      case 'ECONNREFUSED':
+        return `nothing accepts connections at ${host}: is PostgreSQL running there, and is DATABASE_URL right?`;
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+        return `the host "${parsed.hostname}" cannot be resolved. Check DATABASE_URL.`;
+      default:
+        return /timeout/i.test(message ?? '')
+          ? `PostgreSQL at ${host} did not answer within ${DATABASE_TIMEOUTS.connectMs / 1000} s.`
+          : `${message ?? String(error)} (PostgreSQL at ${host}).`;
+    }
+  })();
+  return new DatabaseStartError(`Cannot use the database ${describeServer(url)}: ${because}`, { cause: error });
+}
+
+/** Applies the committed migrations; instances starting together migrate once, the others wait. */
+async function migrateDatabase(url: string, log: FastifyBaseLogger): Promise<string> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs });
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw connectionFailure(error, url);
+  }
+  try {
+    const { rows } = await client.query<{ server_version: string }>('show server_version');
+    // Migrations may rewrite large tables: no statement timeout on this session.
+    await client.query('set statement_timeout = 0');
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      const started = performance.now();
+      await migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+      log.debug({ ms: Math.round(performance.now() - started) }, 'migrations checked');
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+    return rows[0]?.server_version ?? '?';
+  } finally {
+    await client.end();
+  }
+}
+
+function connectionSettings(url: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
+    statement_timeout: DATABASE_TIMEOUTS.statementMs,
+    idle_in_transaction_session_timeout: DATABASE_TIMEOUTS.idleInTransactionMs,
+    query_timeout: DATABASE_TIMEOUTS.queryMs,
+    application_name: 'pack-service',
+  };
+}
+
+async function connect(url: string, engine: DatabaseHandle['engine'], log: FastifyBaseLogger, onClosed: () => Promise<void>): Promise<DatabaseHandle> {
+  const version = await migrateDatabase(url, log);
+  log.info({ engine, server: describeServer(url), version }, engine === 'embedded' ? 'database: embedded PostgreSQL' : 'database: PostgreSQL at DATABASE_URL');
+
+  const pool = new pg.Pool({ ...connectionSettings(url), max: 10 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', (error) => log.error({ err: error }, 'idle PostgreSQL connection failed'));
+  const orm = drizzle({ client: pool, schema }) as unknown as Database;
+
+  const listeners = new Set<() => Promise<void>>();
+  const listen: DatabaseHandle['listen'] = async (channel, onNotify, onGap) => {
+    let stopped = false;
+    let client: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    const connectListener = async (delayMs: number, reconnecting: boolean): Promise<void> => {
+      const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs, application_name: 'pack-service-listen' });
+      const reconnect = (error?: Error) => {
+        if (stopped || client !== next) return;
+        log.warn({ err: error, channel }, 'LISTEN connection lost; reconnecting');
+        client = undefined;
+        onGap();
+        retry = setTimeout(() => void connectListener(Math.min(delayMs * 2, 30_000), true), delayMs);
+      };
+      client = next;
+      next.on('notification', (message) => onNotify(message.payload ?? ''));
+      next.on('error', reconnect);
+      next.on('end', () => reconnect());
+      try {
+        await next.connect();
+        await next.query(`listen ${next.escapeIdentifier(channel)}`);
+        // What happened while nobody listened is unknown: treat it as a change.
+        if (reconnecting && !stopped) {
+          log.info({ channel }, 'LISTEN connection restored');
+          onGap();
+        }
+      } catch (error) {
+        await next.end().catch(() => {});
+        reconnect(error as Error);
+      }
+    };
+    await connectListener(500, false);
+    const stop = async () => {
+      stopped = true;
+      clearTimeout(retry);
+      listeners.delete(stop);
+      await client?.end().catch(() => {});
+    };
+    listeners.add(stop);
+    return stop;
+  };
+
   let closing: Promise<void> | undefined;
   return {
-    dialect,
+    engine,
     orm,
     listen,
     async transaction<T>(work: (tx: Database) => Promise<T>): Promise<T> {
@@ -67,137 +204,38 @@ function makeHandle(
         }
       }
     },
-    ping: (timeoutMs = 2000) => withTimeout(orm.execute(sql`select 1`), timeoutMs, 'The database').then(() => undefined),
+    // The query's own read timeout ends it on our side; the race bounds the wait for a connection.
+    ping: (timeoutMs = 2000) =>
+      withTimeout(pool.query({ text: 'select 1', query_timeout: timeoutMs } as pg.QueryConfig), timeoutMs, 'The database').then(() => undefined),
     close: () => {
-      closing ??= closeOnce();
+      closing ??= (async () => {
+        try {
+          await Promise.all([...listeners].map((stop) => stop()));
+          await pool.end();
+        } finally {
+          await onClosed();
+        }
+      })();
       return closing;
     },
   };
 }
 
-export function isInMemory(dataDir: string): boolean {
-  return dataDir.startsWith('memory://');
-}
-
-// Each driver is imported only when configured: loading both would cost every start ~100 ms.
-async function openPglite(config: AppConfig, log: FastifyBaseLogger): Promise<DatabaseHandle> {
-  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('drizzle-orm/pglite'),
-    import('drizzle-orm/pglite/migrator'),
-  ]);
-  let client: PGlite;
-  let release = () => {};
-  if (isInMemory(config.dataDir)) {
-    client = await PGlite.create({ loadDataDir: await pgliteTemplate() });
-  } else {
-    release = lockDataDir(config.dataDir);
-    try {
-      const fresh = !existsSync(join(config.dataDir, 'PG_VERSION'));
-      if (fresh) log.info({ dataDir: config.dataDir }, 'creating a new PGlite database from the migrated template');
-      // Only a new folder needs the template; a restart reopens the folder as it is.
-      client = await PGlite.create(config.dataDir, fresh ? { loadDataDir: await pgliteTemplate() } : {});
-    } catch (error) {
-      release();
-      throw error;
-    }
-  }
-  const orm = drizzlePglite({ client, schema }) as unknown as Database;
-  const close = async () => {
-    try {
-      if (!client.closed) await client.close();
-    } finally {
-      release();
-    }
-  };
+/**
+ * Opens the configured database and brings its schema up to date: the server at DATABASE_URL,
+ * or else the embedded PostgreSQL in DATA_DIR, started here and stopped by `close()`.
+ */
+export async function openDatabase(config: AppConfig, log: FastifyBaseLogger): Promise<DatabaseHandle> {
+  if (config.databaseUrl) return connect(config.databaseUrl, 'external', log, async () => {});
+  let server: EmbeddedPostgres | undefined;
   try {
-    await migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+    server = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
+    const embedded = server;
+    return await connect(server.url, 'embedded', log, () => embedded.stop());
   } catch (error) {
-    await close();
+    await server?.stop();
     throw error;
   }
-  const listen: DatabaseHandle['listen'] = async (channel, onNotify) => {
-    const unlisten = await client.listen(channel, onNotify);
-    return async () => {
-      if (!client.closed) await unlisten();
-    };
-  };
-  return makeHandle('pglite', orm, close, listen);
-}
-
-async function openPostgres(databaseUrl: string, log: FastifyBaseLogger): Promise<DatabaseHandle> {
-  const [{ default: pg }, { drizzle: drizzleNodePg }, { migrate: migrateNodePg }] = await Promise.all([
-    import('pg'),
-    import('drizzle-orm/node-postgres'),
-    import('drizzle-orm/node-postgres/migrator'),
-  ]);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', (error) => log.error({ err: error }, 'idle PostgreSQL connection failed'));
-  try {
-    const client = await pool.connect();
-    try {
-      // Several instances starting at once: one migrates, the others wait and find nothing to do.
-      await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-      try {
-        await migrateNodePg(drizzleNodePg({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
-      } finally {
-        await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-      }
-    } finally {
-      client.release();
-    }
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
-  const orm = drizzleNodePg({ client: pool, schema }) as unknown as Database;
-  const listeners = new Set<() => Promise<void>>();
-  const listen: DatabaseHandle['listen'] = async (channel, onNotify, onGap) => {
-    let stopped = false;
-    let client: InstanceType<typeof pg.Client> | undefined;
-    let retry: NodeJS.Timeout | undefined;
-    const connect = async (delayMs: number): Promise<void> => {
-      const next = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
-      const reconnect = (error?: Error) => {
-        if (stopped || client !== next) return;
-        log.warn({ err: error, channel }, 'LISTEN connection lost; reconnecting');
-        client = undefined;
-        onGap();
-        retry = setTimeout(() => void connect(Math.min(delayMs * 2, 30_000)), delayMs);
-      };
-      client = next;
-      next.on('notification', (message) => onNotify(message.payload ?? ''));
-      next.on('error', reconnect);
-      next.on('end', () => reconnect());
-      try {
-        await next.connect();
-        await next.query(`listen "${channel.replace(/"/g, '""')}"`);
-      } catch (error) {
-        await next.end().catch(() => {});
-        reconnect(error as Error);
-      }
-    };
-    await connect(500);
-    const stop = async () => {
-      stopped = true;
-      clearTimeout(retry);
-      listeners.delete(stop);
-      await client?.end().catch(() => {});
-    };
-    listeners.add(stop);
-    return stop;
-  };
-  const close = async () => {
-    await Promise.all([...listeners].map((stop) => stop()));
-    await pool.end();
-  };
-  return makeHandle('postgres', orm, close, listen);
-}
-
-/** Opens the configured database and brings its schema up to date. */
-export function openDatabase(config: AppConfig, log: FastifyBaseLogger): Promise<DatabaseHandle> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, log) : openPglite(config, log);
 }
 
 declare module 'fastify' {
@@ -206,12 +244,12 @@ declare module 'fastify' {
   }
 }
 
-export default fp(
-  async (fastify) => {
-    const handle = await openDatabase(fastify.config, fastify.log);
-    fastify.decorate('db', handle);
+/** Decorates the database opened by the app factory and closes it last, after the server stopped. */
+export default fp<{ database: DatabaseHandle }>(
+  async (fastify, { database }) => {
+    fastify.decorate('db', database);
     fastify.addHook('onClose', async () => {
-      await handle.close();
+      await database.close();
     });
   },
   { name: 'db', dependencies: ['env'] },

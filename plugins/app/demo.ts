@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { count, sql } from 'drizzle-orm';
 import fp from 'fastify-plugin';
-import { collectibles, packs, type RARITIES } from '../../db/schema.js';
+import { collectibles, packs } from '../../db/schema.js';
+import type { Rarity } from '../../schemas/enums.js';
 import { recordAudit } from './audit/repository.js';
 import { insertCollectible } from './collectibles/repository.js';
 import { toCollectible } from './collectibles/service.js';
@@ -17,8 +18,6 @@ import { insertUser } from './users/repository.js';
  * something real: a few collectibles of each rarity, two active packs and one draft of the
  * platform's, and two teams with their owners, an editor, a viewer, and a pack each.
  */
-
-type Rarity = (typeof RARITIES)[number];
 
 const DEMO_COLLECTIBLES: { name: string; rarity: Rarity; points: number; description: string }[] = [
   { name: 'Rookie Keeper', rarity: 'common', points: 5, description: 'Safe hands, first season.' },

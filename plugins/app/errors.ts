@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { type ErrorEnvelope, type ErrorStatus, errorResponses } from '../../schemas/common.js';
+import { ErrorDetail as ErrorDetailSchema, ErrorEnvelope, type ErrorStatus, errorResponses } from '../../schemas/common.js';
 
 /**
- * The error model (DESIGN.md §4): typed domain errors, and the one place where every failure,
+ * The error model: typed domain errors, and the one place where every failure,
  * ours or Fastify's or a plugin's, becomes the error envelope with the right status code.
  */
 
@@ -76,16 +76,22 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/** Enough to fix a request; a response listing thousands of problems helps nobody. */
+export const MAX_DETAILS = 20;
+
 type AjvError = { instancePath?: string; message?: string; keyword?: string; params?: Record<string, unknown> };
 
 /** Ajv errors as `{ path, message }`, with the path naming the field even for required/unknown fields. */
 export function validationDetails(errors: AjvError[], part: string | undefined): ErrorDetail[] {
   const prefix = part && part !== 'body' ? `/${part}` : '';
-  // An `if` error only says which `then` failed; the `then` error itself names the field.
-  return errors.filter((error) => error.keyword !== 'if').map((error) => {
+  // An `if` error only says which `then` failed, and a discriminator error repeats what the tag's
+  // own enum or required error says: the errors that name the field are enough.
+  return errors.filter((error) => error.keyword !== 'if' && error.keyword !== 'discriminator').map((error) => {
     let path = error.instancePath ?? '';
     let message = error.message ?? 'is invalid';
-    if (error.keyword === 'required' && typeof error.params?.missingProperty === 'string') {
+    if (error.keyword === 'enum' && Array.isArray(error.params?.allowedValues)) {
+      message = `must be one of: ${error.params.allowedValues.join(', ')}`;
+    } else if (error.keyword === 'required' && typeof error.params?.missingProperty === 'string') {
       path += `/${error.params.missingProperty}`;
       message = 'is required';
     } else if (error.keyword === 'additionalProperties' && typeof error.params?.additionalProperty === 'string') {
@@ -95,7 +101,7 @@ export function validationDetails(errors: AjvError[], part: string | undefined):
       // A conditional rule forbids the field in this combination (e.g. quantity with action publish).
       message = 'is not accepted in this combination; see the operation description';
     }
-    return { path: `${prefix}${path}` || '/', message };
+    return { path: (`${prefix}${path}` || '/').slice(0, 512), message };
   });
 }
 
@@ -151,13 +157,14 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
 
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
+    const details = validationDetails(fastifyError.validation as AjvError[], fastifyError.validationContext);
+    const message =
+      details.length > MAX_DETAILS
+        ? `The request is not valid: ${details.length} problems, the first ${MAX_DETAILS} listed.`
+        : 'The request is not valid.';
     return {
       statusCode: 400,
-      body: envelope(
-        'validation_failed',
-        'The request is not valid.',
-        validationDetails(fastifyError.validation as AjvError[], fastifyError.validationContext),
-      ),
+      body: envelope('validation_failed', message, details.slice(0, MAX_DETAILS)),
       headers: {},
       internal: false,
     };
@@ -268,9 +275,10 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): v
 
 /**
  * Declares on every route the error responses any request can meet, so the OpenAPI document shows
- * them without each route repeating them: 400 for routes with input, 414 for routes with path
- * parameters, 413/415 for routes with a body, and 429, 500, 503 everywhere. Also refuses to start with a route that has no tags or
- * summary (hidden routes aside), so the document stays complete.
+ * them without each route repeating them: 400 everywhere (any URL can be badly encoded, and any
+ * query string can hold a NUL), 414 for routes with path parameters, 413/415 for routes with a
+ * body, 429 unless exempt from the rate limit, 500 and 503. Also refuses to start with a route
+ * that has no tags or summary (hidden routes aside), so the document stays complete.
  */
 function declareCommonErrors(route: RouteOptions): void {
   const schema = (route.schema ?? {}) as FastifySchema & { hide?: boolean; tags?: string[]; summary?: string };
@@ -279,8 +287,7 @@ function declareCommonErrors(route: RouteOptions): void {
     throw new Error(`Route ${route.method} ${route.url} needs schema.tags and schema.summary`);
   }
   const rateLimited = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit !== false;
-  const statuses: ErrorStatus[] = [...(rateLimited ? [429 as const] : []), 500, 503];
-  if (schema.body || schema.querystring || schema.params) statuses.unshift(400);
+  const statuses: ErrorStatus[] = [400, ...(rateLimited ? [429 as const] : []), 500, 503];
   if (schema.params) statuses.push(414);
   if (schema.body) statuses.push(413, 415);
   route.schema = { ...schema, response: { ...errorResponses(...statuses), ...(schema.response as object | undefined) } };
@@ -288,6 +295,9 @@ function declareCommonErrors(route: RouteOptions): void {
 
 export default fp(
   async (fastify: FastifyInstance) => {
+    // The envelope's schemas, referenced by every route's error responses (errorResponses).
+    fastify.addSchema(ErrorDetailSchema);
+    fastify.addSchema(ErrorEnvelope);
     fastify.addHook('onRoute', declareCommonErrors);
     fastify.setErrorHandler((error, _request, reply) => sendError(reply, error));
   },

@@ -15,6 +15,8 @@ export function encodeCursor(key: CursorKey): string {
   return Buffer.from(JSON.stringify([key.at.toISOString(), key.id])).toString('base64url');
 }
 
+const CURSOR_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export function decodeCursor(cursor: string | undefined): CursorKey | undefined {
   if (cursor === undefined) return undefined;
   const invalid = () =>
@@ -32,8 +34,10 @@ export function decodeCursor(cursor: string | undefined): CursorKey | undefined 
   if (typeof at !== 'string' || typeof id !== 'string' || id.length === 0 || id.length > 128 || id.includes('\u0000')) {
     throw invalid();
   }
+  // Four-digit years only: JavaScript dates reach far beyond PostgreSQL's timestamps (4713 BC to
+  // 294276 AD), and no row of this service was written outside 0000-9999.
   const date = new Date(at);
-  if (Number.isNaN(date.getTime()) || date.toISOString() !== at) throw invalid();
+  if (!CURSOR_TIMESTAMP.test(at) || Number.isNaN(date.getTime()) || date.toISOString() !== at) throw invalid();
   return { at: date, id };
 }
 

@@ -11,6 +11,10 @@ export default fp(async (fastify) => {
   // No allowed origin (the production default): no CORS headers at all, so browsers refuse
   // cross-origin calls, and no request pays for the check.
   if (corsOrigins !== '*' && corsOrigins.length === 0) return;
+  // The preflight route @fastify/cors adds answers anyone: declare it public (plugins/app/access.ts).
+  fastify.addHook('onRoute', (route) => {
+    if (route.method === 'OPTIONS' && route.url === '*') route.config = { ...route.config, auth: 'public' };
+  });
   await fastify.register(fastifyCors, {
     origin: corsOrigins === '*' ? '*' : corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],

@@ -8,7 +8,7 @@ import fp from 'fastify-plugin';
 
 /**
  * Configuration: environment variables (and `.env` when present), validated once at start.
- * DESIGN.md §3 is the contract; `.env.example` lists every variable with its default.
+ * The README lists every variable; `.env.example` has each with its default.
  */
 
 export const DEV_JWT_SECRET = 'pack-service-dev-secret-do-not-use-in-production';
@@ -29,6 +29,7 @@ export const EnvSchema = Type.Object({
   AUTH_JWT_SECRET: OptionalString,
   AUTH_JWT_PUBLIC_KEY: OptionalString,
   AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  AUTH_JWKS_LOOKUP_INTERVAL: Type.String({ default: '1 second' }),
   AUTH_JWT_ISSUER: OptionalString,
   AUTH_JWT_AUDIENCE: OptionalString,
   AUTH_ADMIN_CLAIM: Type.Optional(Type.String({ pattern: '^[^=]+=.+$' })),
@@ -44,24 +45,27 @@ export const EnvSchema = Type.Object({
   TRUST_PROXY: Type.String({ default: 'false' }),
   REQUEST_TIMEOUT: Type.String({ default: '30 seconds' }),
   BODY_LIMIT: Type.String({ default: '1 MiB' }),
-  PURCHASE_TTL: Type.String({ default: '15 minutes' }),
-  CRON_SECRET: Type.Optional(Type.String({ minLength: 16 })),
-  CRON_INTERNAL: Type.Boolean({ default: true }),
   CORS_ORIGINS: OptionalString,
   MAX_EVENT_LOOP_DELAY: Type.String({ default: '1 second' }),
+  DOCS_ENABLED: Type.Boolean({ default: true }),
 });
 export type Env = Static<typeof EnvSchema>;
 
 export type KeySource =
   | { kind: 'secret'; secret: string; algorithms: ['HS256']; isDevSecret: boolean }
   | { kind: 'publicKey'; publicKeyPem: string; algorithms: string[] }
-  | { kind: 'jwks'; jwksUrl: URL; algorithms: string[] };
+  | { kind: 'jwks'; jwksUrl: URL; algorithms: string[]; lookupIntervalMs: number };
 
 export interface AppConfig {
   host: string;
   port: number;
   nodeEnv: Env['NODE_ENV'];
   isProduction: boolean;
+  /**
+   * Whether the development defaults apply (the dev secret, the `role=admin` claim, CORS from any
+   * origin, demo data): only when NODE_ENV is not production and HOST is a loopback address.
+   */
+  devDefaults: boolean;
   dataDir: string;
   databaseUrl?: string;
   publicBaseUrl?: string;
@@ -80,11 +84,11 @@ export interface AppConfig {
   trustProxy: boolean | number | string[];
   requestTimeoutMs: number;
   bodyLimitBytes: number;
-  purchaseTtlMs: number;
-  cron: { secret?: string; internal: boolean };
   corsOrigins: string[] | '*';
-  /** 0 turns the event-loop pressure check off (tests do: PGlite blocks the loop by design). */
+  /** 0 turns the event-loop pressure check off (tests do: a loaded test machine lags by design). */
   maxEventLoopDelayMs: number;
+  /** Serve Swagger UI at /docs and the document at /docs/json (GET / redirects there). */
+  docsEnabled: boolean;
 }
 
 /** A configuration value that cannot start the service; the message names the variable. */
@@ -226,7 +230,16 @@ function isPrivateKey(text: string): boolean {
   }
 }
 
-function resolveKeySource(env: Env, isProduction: boolean): KeySource {
+/** 127.0.0.0/8, ::1 and localhost: a server only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+const DEV_DEFAULTS_RULE = 'development defaults apply only when NODE_ENV is not production and HOST is a loopback address';
+
+function resolveKeySource(env: Env, devDefaults: boolean): KeySource {
   const secret = env.AUTH_JWT_SECRET || undefined;
   const pem = env.AUTH_JWT_PUBLIC_KEY || undefined;
   const jwks = env.AUTH_JWKS_URL || undefined;
@@ -237,20 +250,27 @@ function resolveKeySource(env: Env, isProduction: boolean): KeySource {
     throw new ConfigError(configured.join(' and '), 'are both set: configure exactly one key source');
   }
   if (pem) return { kind: 'publicKey', ...algorithmsForPublicKey(pem) };
-  if (jwks) return { kind: 'jwks', jwksUrl: new URL(jwks), algorithms: ['RS256', 'ES256', 'ES384', 'ES512', 'EdDSA'] };
+  if (jwks) {
+    return {
+      kind: 'jwks',
+      jwksUrl: new URL(jwks),
+      algorithms: ['RS256', 'ES256', 'ES384', 'ES512', 'EdDSA'],
+      lookupIntervalMs: parseDuration('AUTH_JWKS_LOOKUP_INTERVAL', env.AUTH_JWKS_LOOKUP_INTERVAL),
+    };
+  }
   if (secret) {
-    if (isProduction && (secret.length < MIN_PRODUCTION_SECRET_LENGTH || secret === DEV_JWT_SECRET)) {
+    if (!devDefaults && (secret.length < MIN_PRODUCTION_SECRET_LENGTH || secret === DEV_JWT_SECRET)) {
       throw new ConfigError(
         'AUTH_JWT_SECRET',
-        `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters and not the dev secret in production`,
+        `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters and not the public dev secret (${DEV_DEFAULTS_RULE})`,
       );
     }
     return { kind: 'secret', secret, algorithms: ['HS256'], isDevSecret: secret === DEV_JWT_SECRET };
   }
-  if (isProduction) {
+  if (!devDefaults) {
     throw new ConfigError(
       'AUTH_JWT_SECRET',
-      'is required in production unless AUTH_JWT_PUBLIC_KEY or AUTH_JWKS_URL is set',
+      `is required unless AUTH_JWT_PUBLIC_KEY or AUTH_JWKS_URL is set: the public dev secret would let anyone mint an admin token (${DEV_DEFAULTS_RULE})`,
     );
   }
   return { kind: 'secret', secret: DEV_JWT_SECRET, algorithms: ['HS256'], isDevSecret: true };
@@ -289,34 +309,37 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(variable, message.slice(variable.length).trim());
   }
   const isProduction = env.NODE_ENV === 'production';
+  // The conveniences of a developer's machine (dev secret, admin claim, any CORS origin, demo
+  // data) never reach a server others can connect to.
+  const devDefaults = !isProduction && isLoopbackHost(env.HOST);
   const corsOrigins = splitList(env.CORS_ORIGINS);
   return {
     host: env.HOST,
     port: env.PORT,
     nodeEnv: env.NODE_ENV,
     isProduction,
+    devDefaults,
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL || undefined,
     publicBaseUrl: env.PUBLIC_BASE_URL,
     devBaseUrl: env.DEV_BASE_URL,
     auth: {
-      keySource: resolveKeySource(env, isProduction),
+      keySource: resolveKeySource(env, devDefaults),
       issuer: env.AUTH_JWT_ISSUER || undefined,
       audience: env.AUTH_JWT_AUDIENCE || undefined,
-      adminClaim: parseAdminClaim(env.AUTH_ADMIN_CLAIM ?? (isProduction ? undefined : 'role=admin')),
+      adminClaim: parseAdminClaim(env.AUTH_ADMIN_CLAIM ?? (devDefaults ? 'role=admin' : undefined)),
       adminUserIds: new Set(splitList(env.ADMIN_USER_IDS)),
     },
-    demoData: env.DEMO_DATA ?? !isProduction,
+    demoData: env.DEMO_DATA ?? devDefaults,
     redisUrl: env.REDIS_URL || undefined,
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: parseDuration('RATE_LIMIT_WINDOW', env.RATE_LIMIT_WINDOW) },
     logLevel: env.LOG_LEVEL,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     requestTimeoutMs: parseDuration('REQUEST_TIMEOUT', env.REQUEST_TIMEOUT),
     bodyLimitBytes: parseSize('BODY_LIMIT', env.BODY_LIMIT),
-    purchaseTtlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL),
-    cron: { secret: env.CRON_SECRET, internal: env.CRON_INTERNAL },
-    corsOrigins: corsOrigins.length > 0 ? corsOrigins : isProduction ? [] : '*',
+    corsOrigins: corsOrigins.length > 0 ? corsOrigins : devDefaults ? '*' : [],
     maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY, { allowZero: true }),
+    docsEnabled: env.DOCS_ENABLED,
   };
 }
 

@@ -43,10 +43,15 @@ export default fp(
   async (fastify) => {
     // HSTS belongs to the TLS-terminating proxy in front, and only when HTTPS is really in use.
     const base: HelmetOptions = { strictTransportSecurity: fastify.config.isProduction };
-    const apiHeaders = securityHeaders(base);
+    // upgrade-insecure-requests only over https: over plain http it points browsers at an https
+    // origin that may not exist.
+    const apiHeaders = {
+      http: securityHeaders({ ...base, contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }),
+      https: securityHeaders(base),
+    };
     const docsHeaders = securityHeaders({ ...base, contentSecurityPolicy: false });
     fastify.addHook('onRequest', (request, reply, done) => {
-      reply.headers(request.routeOptions.config.docsPage ? docsHeaders : apiHeaders);
+      reply.headers(request.routeOptions.config.docsPage ? docsHeaders : request.protocol === 'https' ? apiHeaders.https : apiHeaders.http);
       done();
     });
   },

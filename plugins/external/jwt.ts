@@ -2,11 +2,12 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { subjectProblem } from '../app/auth/rules.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../app/errors.js';
 import type { KeySource } from './env.js';
 
 /**
- * Bearer-token verification with @fastify/jwt (DESIGN.md §5): exactly one key source from the
+ * Bearer-token verification with @fastify/jwt: exactly one key source from the
  * configuration, algorithms pinned to its key type, `exp` and `sub` required, 30 s clock
  * tolerance, `iss`/`aud` when configured. Every way a token can be wrong is a 401; only an
  * unreachable identity provider is a 503.
@@ -18,17 +19,11 @@ export interface VerifiedToken {
 }
 
 const CLOCK_TOLERANCE_MS = 30_000;
-/** Subjects become user ids, which are path ids of 1–128 characters (DESIGN.md §4). */
-const MAX_SUBJECT_LENGTH = 128;
-/** Lookups of key ids that are not cached: a burst of 10, then one per second (see jwksKeyResolver). */
+/** Lookups of key ids that are not cached: a burst of 10, then one per AUTH_JWKS_LOOKUP_INTERVAL (see jwksKeyResolver). */
 const UNCACHED_LOOKUP_BURST = 10;
-const UNCACHED_LOOKUP_REFILL_MS = 1000;
 // Like jose's JWKS cooldown: a key id published within this window after a miss is refused until it ends.
 const UNKNOWN_KID_MEMORY_MS = 30_000;
 const UNKNOWN_KID_MEMORY_SIZE = 10_000;
-// Control characters have no place in a subject, and PostgreSQL text cannot store NUL.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 /** Exactly `Bearer` + one space + three base64url segments; anything else is malformed. */
 const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 
@@ -50,20 +45,19 @@ function decodeSegment(segment: string): Record<string, unknown> | undefined {
   }
 }
 
-const invalid = (message: string) => new UnauthorizedError('invalid_token', message);
-
 /**
- * Checks what the verifier must never be asked to decide: the header's algorithm against the
- * pinned list, and critical extensions (RFC 7515 §4.1.11: a token naming any must be rejected,
- * as we understand none).
+ * What the verifier must never be asked to decide, as the reason to refuse the token: the
+ * header's algorithm against the pinned list, and critical extensions (RFC 7515 §4.1.11: a token
+ * naming any must be rejected, as we understand none).
  */
-function checkHeader(token: string, algorithms: readonly string[]): void {
+function headerProblem(token: string, algorithms: readonly string[]): string | undefined {
   const header = decodeSegment(token.split('.')[0] ?? '');
-  if (!header) throw invalid('The token header is not valid JSON.');
+  if (!header) return 'the header is not a JSON object';
   if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
-    throw invalid(`The token algorithm must be ${algorithms.join(' or ')}.`);
+    return `the algorithm ${JSON.stringify(header.alg)} is not ${algorithms.join(' or ')}`;
   }
-  if ('crit' in header) throw invalid('The token uses critical header extensions this service does not support.');
+  if ('crit' in header) return 'the header names critical extensions';
+  return undefined;
 }
 
 async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
@@ -85,7 +79,7 @@ async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
   let refilledAt = Date.now();
   function takeLookupToken(): boolean {
     const now = Date.now();
-    lookupTokens = Math.min(UNCACHED_LOOKUP_BURST, lookupTokens + (now - refilledAt) / UNCACHED_LOOKUP_REFILL_MS);
+    lookupTokens = Math.min(UNCACHED_LOOKUP_BURST, lookupTokens + (now - refilledAt) / source.lookupIntervalMs);
     refilledAt = now;
     if (lookupTokens < 1) return false;
     lookupTokens -= 1;
@@ -102,7 +96,7 @@ async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
     if (getJwks.cache.get(cacheKey) === undefined) {
       if ((unknownKids.get(cacheKey) ?? 0) > Date.now()) throw new UnknownKeyError('key id recently not found');
       if (!takeLookupToken()) {
-        throw new JwksUnavailableError('too many lookups of new key ids', { retryAfterSeconds: 1 });
+        throw new JwksUnavailableError('too many lookups of new key ids', { retryAfterSeconds: Math.ceil(source.lookupIntervalMs / 1000) });
       }
     }
     let jwk: Record<string, unknown>;
@@ -160,14 +154,23 @@ export default fp(
 
     const verified = new WeakMap<FastifyRequest, Promise<VerifiedToken>>();
 
+    /** Every rejection looks the same to the caller; why is logged at debug level only. */
+    function rejected(request: FastifyRequest, reason: string, code: 'invalid_token' | 'token_expired' = 'invalid_token') {
+      request.log.debug({ reason }, 'bearer token rejected');
+      return code === 'token_expired'
+        ? new UnauthorizedError('token_expired', 'The token has expired.')
+        : new UnauthorizedError('invalid_token', 'The token is not valid.');
+    }
+
     async function verify(request: FastifyRequest): Promise<VerifiedToken> {
       const header = request.headers.authorization;
       if (header === undefined || header === '') {
         throw new UnauthorizedError('missing_credentials', 'This endpoint needs a bearer token.');
       }
       const match = BEARER_PATTERN.exec(header);
-      if (!match?.[1]) throw invalid('The Authorization header must be "Bearer <token>".');
-      checkHeader(match[1], keySource.algorithms);
+      if (!match?.[1]) throw rejected(request, 'the Authorization header is not "Bearer <JWT>"');
+      const problem = headerProblem(match[1], keySource.algorithms);
+      if (problem) throw rejected(request, problem);
       let payload: Record<string, unknown>;
       try {
         payload = await request.jwtVerify<Record<string, unknown>>();
@@ -180,22 +183,14 @@ export default fp(
             error.retryAfterSeconds,
           );
         }
-        if ((error as { code?: string }).code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED') {
-          throw new UnauthorizedError('token_expired', 'The token has expired.');
-        }
-        throw invalid('The token is not valid.');
+        const expired = (error as { code?: string }).code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED';
+        throw rejected(request, (error as Error).message, expired ? 'token_expired' : 'invalid_token');
       }
-      // The verifier checks presence; the types are ours to check (a numeric sub is no subject).
-      if (
-        typeof payload.sub !== 'string' ||
-        payload.sub.length === 0 ||
-        payload.sub.length > MAX_SUBJECT_LENGTH ||
-        CONTROL_CHARACTERS.test(payload.sub)
-      ) {
-        throw invalid(`The token subject must be 1 to ${MAX_SUBJECT_LENGTH} characters without control characters.`);
-      }
-      if (typeof payload.exp !== 'number') throw invalid('The token expiry must be a number.');
-      return { sub: payload.sub, claims: payload };
+      // The verifier checks presence; what a subject may be is ours to check.
+      const subject = subjectProblem(payload.sub);
+      if (subject) throw rejected(request, subject);
+      if (typeof payload.exp !== 'number') throw rejected(request, 'the expiry is not a number');
+      return { sub: payload.sub as string, claims: payload };
     }
 
     fastify.decorate('verifyBearer', (request: FastifyRequest) => {

@@ -1,20 +1,43 @@
 import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
 /**
- * Swagger UI at /docs. Its pages carry Swagger UI's own content-security policy (hashes of its
- * inline code) instead of the API's strict one, which would break them; the Authorize button's
- * token survives reloads.
+ * Swagger UI at /docs (the document at /docs/json), and GET / redirecting there; DOCS_ENABLED=false
+ * turns all three off. The pages carry Swagger UI's own content-security policy (hashes of its
+ * inline code) instead of the API's strict one, which would break them. Its
+ * `upgrade-insecure-requests` directive is sent only when the page is served over https: over
+ * plain http (a local or internal address) the browser would fetch the page's scripts from an
+ * https origin that does not exist, and show a blank page.
  */
-export default fp(async (fastify) => {
-  await fastify.register(async (docs) => {
-    docs.addHook('onRoute', (route) => {
-      route.config = { ...route.config, docsPage: true };
+
+const UPGRADE = /\s*upgrade-insecure-requests;?/;
+
+function upgradeOverHttps(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+  const csp = reply.getHeader('content-security-policy');
+  if (request.protocol === 'https' && typeof csp === 'string' && !UPGRADE.test(csp)) {
+    reply.header('content-security-policy', `${csp} upgrade-insecure-requests;`);
+  }
+  done(null, payload);
+}
+
+export default fp(
+  async (fastify) => {
+    if (!fastify.config.docsEnabled) return;
+    await fastify.register(async (docs) => {
+      docs.addHook('onRoute', (route) => {
+        route.config = { ...route.config, docsPage: true, auth: 'public' };
+        // Route-level: runs after Swagger UI's own hook has set the policy.
+        route.onSend = [...(route.onSend ? [route.onSend].flat() : []), upgradeOverHttps];
+      });
+      await docs.register(fastifySwaggerUi, {
+        routePrefix: '/docs',
+        staticCSP: true,
+        transformStaticCSP: (csp) => csp.replace(UPGRADE, ''),
+        uiConfig: { persistAuthorization: true, deepLinking: true, displayRequestDuration: true },
+      });
     });
-    await docs.register(fastifySwaggerUi, {
-      routePrefix: '/docs',
-      staticCSP: true,
-      uiConfig: { persistAuthorization: true, deepLinking: true, displayRequestDuration: true },
-    });
-  });
-}, { name: 'swagger-ui', dependencies: ['swagger', 'helmet'] });
+    fastify.get('/', { config: { auth: 'public' }, schema: { hide: true } }, (_request, reply) => reply.redirect('/docs'));
+  },
+  { name: 'swagger-ui', dependencies: ['swagger', 'helmet'] },
+);

@@ -1,7 +1,8 @@
 import fastifySwagger from '@fastify/swagger';
 import fp from 'fastify-plugin';
+import { type OpenApiDocument, shapeDocument } from '../app/openapi.js';
 
-/** Every group the service has or will have (DESIGN.md §7), so the document's outline is stable. */
+/** The API's groups, in the order Swagger UI shows them; the document keeps those that have operations. */
 export const API_TAGS = [
   { name: 'Auth', description: 'Tokens and sessions' },
   { name: 'Admin', description: 'Catalog administration for platform and team admins' },
@@ -25,7 +26,17 @@ export const API_TAGS = [
 /** The OpenAPI 3.1 document, generated from the routes' TypeBox schemas. */
 export default fp(async (fastify) => {
   const { publicBaseUrl, devBaseUrl } = fastify.config;
+  // The first server is relative, so Swagger UI calls the origin it was opened from. Every server
+  // is for the public (x-internal: false).
+  const servers = [
+    { url: '/', description: 'This server: the origin this document was fetched from (local, staging or production)', 'x-internal': false },
+    ...(publicBaseUrl ? [{ url: publicBaseUrl, description: 'Production', 'x-internal': false }] : []),
+    { url: devBaseUrl, description: 'Local development', 'x-internal': false },
+  ];
   await fastify.register(fastifySwagger, {
+    // Shared schemas are components named by their $id (Pack, Error, ...), not def-0, def-1.
+    transformObject: (generated) => shapeDocument((generated as { openapiObject: unknown }).openapiObject as OpenApiDocument) as never,
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -38,10 +49,7 @@ export default fp(async (fastify) => {
         contact: { name: 'Pack and Team Service maintainers' },
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
-      servers: [
-        ...(publicBaseUrl ? [{ url: publicBaseUrl, description: 'Production' }] : []),
-        { url: devBaseUrl, description: 'Development' },
-      ],
+      servers,
       tags: API_TAGS,
       components: {
         securitySchemes: {
@@ -49,7 +57,8 @@ export default fp(async (fastify) => {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: 'A JWT from the identity provider; in development, `npm run token -- --sub alice [--admin]`.',
+            description:
+              'A JWT (RFC 7519) from the identity provider, verified as RFC8725 (JSON Web Token Best Current Practices) advises: the algorithm pinned to the configured key (`alg: none` and HMAC with a public key refused), `exp` and `sub` required, `iss` and `aud` checked when configured. In development: `npm run token -- --sub alice [--admin]`.',
           },
         },
       },

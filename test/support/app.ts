@@ -1,13 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
-import pg from 'pg';
 import { buildApp, type App } from '../../app.js';
 import { loadConfig } from '../../plugins/external/env.js';
+import { createTestDatabase } from './test-database.js';
+
+export { createTestDatabase } from './test-database.js';
 
 /**
  * Builds the real app, through the same factory and configuration loader as server.ts; tests
- * differ only in configuration values. With TEST_DATABASE_URL set (npm run test:pg) each app gets
- * its own fresh PostgreSQL database, dropped at teardown; otherwise an in-memory PGlite.
+ * differ only in configuration values. Each app gets its own database, copied from the suite's
+ * migrated template (on the embedded server of `npm test`, or the external one of
+ * `npm run test:pg`) and dropped at teardown.
  */
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-production-use';
@@ -19,7 +21,6 @@ interface Teardown {
 export const TEST_ENV: Record<string, string> = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'silent',
-  DATA_DIR: 'memory://',
   AUTH_JWT_SECRET: TEST_SECRET,
   AUTH_ADMIN_CLAIM: 'role=admin',
   DEMO_DATA: 'false',
@@ -27,39 +28,15 @@ export const TEST_ENV: Record<string, string> = {
   MAX_EVENT_LOOP_DELAY: '0',
 };
 
-export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
+/** Which server the suite runs on, for test names and comments. */
+export const suiteServer = process.env.TEST_DATABASE_URL ? 'external PostgreSQL' : 'embedded PostgreSQL';
 
-/** A new, empty PostgreSQL database on the TEST_DATABASE_URL server, and how to drop it. */
-export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const serverUrl = process.env.TEST_DATABASE_URL;
-  if (!serverUrl) throw new Error('TEST_DATABASE_URL is not set');
-  const name = `pack_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
-/** The app on a fresh database; closed (and its database dropped) when the test ends. */
+/**
+ * The app on a fresh database (unless `env` names one: DATABASE_URL, or DATA_DIR for the
+ * embedded server the app starts itself); closed, and its database dropped, when the test ends.
+ */
 export async function buildTestApp(t: Teardown, env: Record<string, string> = {}): Promise<App> {
-  const database = usingPostgres && !('DATA_DIR' in env) && !('DATABASE_URL' in env) ? await createTestDatabase() : undefined;
+  const database = !('DATA_DIR' in env) && !('DATABASE_URL' in env) ? await createTestDatabase() : undefined;
   const config = loadConfig({ ...TEST_ENV, ...(database ? { DATABASE_URL: database.url } : {}), ...env });
   let app: App;
   try {

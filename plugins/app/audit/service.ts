@@ -1,11 +1,11 @@
 import type { AuditLogRow } from '../../../db/schema.js';
-import type { AuditEntryView, AuditLogQuery } from '../../../schemas/audit.js';
+import type { AuditEntry, AuditLogQuery } from '../../../schemas/audit.js';
 import { authorizeList, type Principal } from '../auth/policy.js';
 import type { DatabaseHandle } from '../db.js';
 import { decodeCursor } from '../pagination.js';
 import { listAudit } from './repository.js';
 
-export function toAuditEntry(row: AuditLogRow): AuditEntryView {
+export function toAuditEntry(row: AuditLogRow): AuditEntry {
   return {
     id: row.id,
     actorId: row.actorId,

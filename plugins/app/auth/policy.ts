@@ -1,7 +1,8 @@
+import { TEAM_ROLES, type TeamRole } from '../../../schemas/enums.js';
 import { type AppError, ForbiddenError, NotFoundError } from '../errors.js';
 
 /**
- * The authorization matrix (DESIGN.md §5): who may do what to which resource, as one pure
+ * The authorization matrix: who may do what to which resource, as one pure
  * function. A resource belongs to a team or, with teamId null, to the platform.
  *
  * | action            | platform admin | owner | editor | viewer |
@@ -20,8 +21,7 @@ import { type AppError, ForbiddenError, NotFoundError } from '../errors.js';
  * lookup, and a resource the caller may not even read answers as if it did not exist.
  */
 
-export const TEAM_ROLE_NAMES = ['owner', 'editor', 'viewer'] as const;
-export type TeamRole = (typeof TEAM_ROLE_NAMES)[number];
+export { TEAM_ROLES, type TeamRole };
 
 export const ADMIN_ACTIONS = ['team:create', 'members:read', 'members:manage', 'catalog:read', 'catalog:write', 'audit:read'] as const;
 export type AdminAction = (typeof ADMIN_ACTIONS)[number];
@@ -45,6 +45,14 @@ export function isAllowed(principal: Principal, action: AdminAction, resource: {
   if (resource.teamId === null) return false;
   const role = principal.teamRoles.get(resource.teamId);
   return role !== undefined && ROLE_ACTIONS[role].has(action);
+}
+
+/** The principal with its role in `teamId` replaced (none: no role there), as read under a lock. */
+export function withTeamRole(principal: Principal, teamId: string, role: TeamRole | undefined): Principal {
+  const teamRoles = new Map(principal.teamRoles);
+  if (role) teamRoles.set(teamId, role);
+  else teamRoles.delete(teamId);
+  return { ...principal, teamRoles };
 }
 
 /** Whether the caller may use the admin API at all: a platform admin or a member of some team. */

@@ -1,4 +1,4 @@
-/** Pure authorization rules (DESIGN.md §5), kept apart from HTTP so they can be tested alone. */
+/** Pure authorization rules, kept apart from HTTP so they can be tested alone. */
 
 export interface AdminPolicy {
   adminUserIds: ReadonlySet<string>;
@@ -33,6 +33,25 @@ export function isPlatformAdmin(
     subject.role === 'admin' ||
     (policy.adminClaim !== undefined && claimMatches(subject.claims, policy.adminClaim))
   );
+}
+
+/** Subjects become user ids, which are path ids of 1–128 characters. */
+export const MAX_SUBJECT_LENGTH = 128;
+/** Control, format (U+FEFF, bidi overrides, zero-width), private-use and unassigned characters, line and paragraph separators. */
+const UNPRINTABLE = /[\p{C}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Why a token's `sub` cannot be a user id, if it cannot. A subject is an identity: it must read
+ * the same to people, to PostgreSQL and to every client, so anything invisible or malformed in it
+ * is refused rather than cleaned (cleaning would map two subjects onto one user).
+ */
+export function subjectProblem(sub: unknown): string | undefined {
+  if (typeof sub !== 'string' || sub.length === 0) return 'the subject is missing or not a string';
+  if (sub.length > MAX_SUBJECT_LENGTH) return `the subject is longer than ${MAX_SUBJECT_LENGTH} characters`;
+  if (!sub.isWellFormed()) return 'the subject holds a lone surrogate';
+  if (UNPRINTABLE.test(sub)) return 'the subject holds an invisible character (control, format such as U+FEFF, or unassigned)';
+  if (sub.trim() !== sub) return 'the subject starts or ends with white space';
+  return undefined;
 }
 
 export const MAX_DISPLAY_NAME_LENGTH = 100;

@@ -5,8 +5,10 @@ import { recordAudit } from '../audit/repository.js';
 import { authorize, authorizeList, forbidden, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
 import type { DatabaseHandle } from '../db.js';
 import { NotFoundError } from '../errors.js';
-import type { CatalogEvents } from '../packs/catalog-cache.js';
+import type { CatalogChange, CatalogEvents } from '../packs/catalog-cache.js';
+import { activePacksHolding } from '../packs/repository.js';
 import { decodeCursor } from '../pagination.js';
+import { withCurrentRole } from '../teams/current-role.js';
 import { findCollectible, insertCollectible, listCollectibles, teamExists, updateCollectible } from './repository.js';
 
 export function toCollectible(row: CollectibleRow): Collectible {
@@ -36,6 +38,7 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
       authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       const row = await db.transaction(async (tx) => {
         if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
+        authorize(await withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
         const now = new Date();
         const created = await insertCollectible(tx, {
           id: randomUUID(),
@@ -71,7 +74,7 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
       const row = await db.transaction(async (tx) => {
         const current = await findCollectible(tx, id, { lock: true });
         if (!current) throw collectibleNotFound();
-        authorize(principal, 'catalog:write', current, collectibleNotFound);
+        authorize(await withCurrentRole(tx, principal, current.teamId), 'catalog:write', current, collectibleNotFound);
         const now = new Date();
         const updated = (await updateCollectible(tx, id, {
           ...(body.name !== undefined ? { name: body.name.trim() } : {}),
@@ -86,12 +89,13 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
           { actorId: principal.id, action: 'collectible.update', targetType: 'collectible', targetId: id, teamId: current.teamId, before: toCollectible(current), after: toCollectible(updated) },
           now,
         );
-        // Names and rarities show in the public odds of active packs.
-        await events.notify(tx);
-        return updated;
+        // Names and rarities show in the public odds of the active packs that hold it.
+        const affects: CatalogChange = { lists: false, packIds: await activePacksHolding(tx, id) };
+        await events.notify(tx, affects);
+        return { updated, affects };
       });
-      events.invalidateLocal();
-      return toCollectible(row);
+      events.invalidateLocal(row.affects);
+      return toCollectible(row.updated);
     },
 
     async list(principal: Principal, query: CollectibleListQuery) {

@@ -1,13 +1,11 @@
 /**
- * The pack state machine (DESIGN.md §6), as data and pure functions. The repository applies it
+ * The pack state machine, as data and pure functions. The repository applies it
  * inside a transaction that holds the pack's row lock.
  */
 
-export const PACK_STATUSES = ['draft', 'active', 'archived'] as const;
-export type PackStatus = (typeof PACK_STATUSES)[number];
+import { PACK_ACTIONS, PACK_STATUSES, type PackAction, type PackStatus } from '../../../schemas/enums.js';
 
-export const PACK_ACTIONS = ['publish', 'archive', 'restore', 'addCollectible', 'removeCollectible'] as const;
-export type PackAction = (typeof PACK_ACTIONS)[number];
+export { PACK_ACTIONS, PACK_STATUSES, type PackAction, type PackStatus };
 
 /** action → (from → to). A missing cell is an invalid transition. */
 export const TRANSITIONS: Readonly<Record<PackAction, Partial<Record<PackStatus, PackStatus>>>> = {

@@ -1,5 +1,5 @@
 /**
- * Odds and availability (DESIGN.md §6 "The pool, odds and availability"). Every remaining copy
+ * Odds and availability. Every remaining copy
  * of an entry weighs the entry's weight, so entry i is drawn with probability
  * weight_i * remaining_i / sum_j(weight_j * remaining_j).
  */

@@ -76,6 +76,21 @@ export async function poolsOf(db: Database, packIds: string[]): Promise<Map<stri
   return pools;
 }
 
+/** Entries and copies left in each pack's pool, for admin lists. */
+export async function poolSizes(db: Database, packIds: string[]): Promise<Map<string, { entries: number; remaining: number }>> {
+  if (packIds.length === 0) return new Map();
+  const rows = await db
+    .select({
+      packId: packPoolEntries.packId,
+      entries: sql<string>`count(*)`,
+      remaining: sql<string>`sum(${packPoolEntries.remaining})`,
+    })
+    .from(packPoolEntries)
+    .where(inArray(packPoolEntries.packId, packIds))
+    .groupBy(packPoolEntries.packId);
+  return new Map(rows.map((row) => [row.packId, { entries: Number(row.entries), remaining: Number(row.remaining) }]));
+}
+
 /** Copies left in each pack's pool. */
 export async function remainingByPack(db: Database, packIds: string[]): Promise<Map<string, number>> {
   if (packIds.length === 0) return new Map();
@@ -85,6 +100,16 @@ export async function remainingByPack(db: Database, packIds: string[]): Promise<
     .where(inArray(packPoolEntries.packId, packIds))
     .groupBy(packPoolEntries.packId);
   return new Map(rows.map((row) => [row.packId, Number(row.total)]));
+}
+
+/** The active packs whose pool holds the collectible (their public odds show it). */
+export async function activePacksHolding(db: Database, collectibleId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: packs.id })
+    .from(packPoolEntries)
+    .innerJoin(packs, eq(packs.id, packPoolEntries.packId))
+    .where(and(eq(packPoolEntries.collectibleId, collectibleId), eq(packs.status, 'active')));
+  return rows.map((row) => row.id);
 }
 
 /** Adds an entry, or replaces the given fields of an existing one (keeping the others). */
@@ -145,7 +170,7 @@ export async function listPacks(
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
 }
 
-/** Tells every instance listening on PostgreSQL that the public catalog changed (sent at commit). */
-export async function notifyCatalogChange(tx: Database, instanceId: string): Promise<void> {
-  await tx.execute(sql`select pg_notify(${CATALOG_CHANNEL}, ${instanceId})`);
+/** Tells every instance listening on PostgreSQL what the change affects (sent at commit). */
+export async function notifyCatalogChange(tx: Database, payload: string): Promise<void> {
+  await tx.execute(sql`select pg_notify(${CATALOG_CHANNEL}, ${payload})`);
 }

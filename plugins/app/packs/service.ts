@@ -3,19 +3,23 @@ import type { PackRow } from '../../../db/schema.js';
 import type {
   AdminPack,
   AdminPackListQuery,
+  AdminPackSummary,
   CreatePackBody,
   PackActionBody,
+  PackRecord,
   PublicPack,
   PublicPackListQuery,
   UpdatePackBody,
 } from '../../../schemas/packs.js';
+import { MAX_POOL_ENTRIES } from '../../../schemas/packs.js';
 import { recordAudit } from '../audit/repository.js';
 import { authorize, authorizeList, forbidden, isAllowed, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
-import type { CatalogEvents } from './catalog-cache.js';
+import { withCurrentRole } from '../teams/current-role.js';
+import type { CatalogChange, CatalogEvents } from './catalog-cache.js';
 import { allowedFrom, nextStatus } from './lifecycle.js';
 import { availablePacks, canFillOnePack, drawOdds, totalRemaining } from './odds.js';
 import {
@@ -26,7 +30,7 @@ import {
   listPacks,
   type PoolRow,
   poolOf,
-  poolsOf,
+  poolSizes,
   remainingByPack,
   updatePack,
   upsertPoolEntry,
@@ -34,10 +38,8 @@ import {
 
 const packNotFound = () => new NotFoundError('pack_not_found', 'No pack with this id.');
 
-/**
- * Packs that can be sold now. Purchases (a later issue) will pass their sold, unopened and
- * reserved counts; until they exist every pack has none.
- */
+
+/** Packs that can be sold now. Nothing can be bought yet: no pack is sold, unopened or reserved. */
 function availableOf(pack: PackRow, remaining: number): number {
   return availablePacks({
     totalRemaining: remaining,
@@ -49,8 +51,7 @@ function availableOf(pack: PackRow, remaining: number): number {
   });
 }
 
-/** The fields the public and admin views share. */
-function sharedFields(pack: PackRow, remaining: number) {
+export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
   return {
     id: pack.id,
     teamId: pack.teamId,
@@ -60,23 +61,39 @@ function sharedFields(pack: PackRow, remaining: number) {
     price: pack.price,
     cardsPerPack: pack.cardsPerPack,
     available: availableOf(pack, remaining),
+    publishedAt: (pack.publishedAt as Date).toISOString(),
   };
 }
 
-export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
-  return { ...sharedFields(pack, remaining), publishedAt: (pack.publishedAt as Date).toISOString() };
-}
-
-export function toAdminPack(pack: PackRow, pool: PoolRow[]): AdminPack {
-  const odds = drawOdds(pool);
+/** The pack as the audit log keeps it: its own fields, without the pool (audited entry by entry). */
+export function toPackRecord(pack: PackRow): PackRecord {
   return {
-    ...sharedFields(pack, totalRemaining(pool)),
+    id: pack.id,
+    teamId: pack.teamId,
+    name: pack.name,
+    description: pack.description,
+    imageUrl: pack.imageUrl,
     status: pack.status,
+    price: pack.price,
+    cardsPerPack: pack.cardsPerPack,
     supply: pack.supply,
     publishedAt: pack.publishedAt?.toISOString() ?? null,
     archivedAt: pack.archivedAt?.toISOString() ?? null,
     createdAt: pack.createdAt.toISOString(),
     updatedAt: pack.updatedAt.toISOString(),
+  };
+}
+
+/** An admin list's item: the pack and the size of its pool, which GET /api/admin/packs/{id} shows in full. */
+export function toAdminPackSummary(pack: PackRow, pool: { entries: number; remaining: number }): AdminPackSummary {
+  return { ...toPackRecord(pack), available: availableOf(pack, pool.remaining), poolSize: pool.entries };
+}
+
+export function toAdminPack(pack: PackRow, pool: PoolRow[]): AdminPack {
+  const odds = drawOdds(pool);
+  return {
+    ...toPackRecord(pack),
+    available: availableOf(pack, totalRemaining(pool)),
     pool: pool.map((entry, index) => ({
       collectibleId: entry.collectibleId,
       name: entry.collectible.name,
@@ -88,37 +105,61 @@ export function toAdminPack(pack: PackRow, pool: PoolRow[]): AdminPack {
   };
 }
 
+/** A pool entry as the audit log keeps it. */
+const toEntryRecord = (entry: { collectibleId: string; weight: number; remaining: number } | undefined) =>
+  entry ? { collectibleId: entry.collectibleId, weight: entry.weight, remaining: entry.remaining } : null;
+
+const NO_PUBLIC_CHANGE: CatalogChange = { lists: false, packIds: [] };
+
+/**
+ * The public responses a change of one pack can affect: none unless the pack is active before or
+ * after it (a draft or an archived pack is in no public response), else the lists and its detail.
+ */
+export function publicChangeOf(before: PackRow, after: PackRow): CatalogChange {
+  return before.status === 'active' || after.status === 'active' ? { lists: true, packIds: [before.id] } : NO_PUBLIC_CHANGE;
+}
+
+/** What a change of a pack did, for its audit row; undefined when it changed nothing. */
+type PackChange = { pack: PackRow; before: unknown; after: unknown } | undefined;
+
 export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
-  /** Runs a change of one pack in a transaction holding its row lock, audited, then invalidates caches. */
+  /**
+   * Runs a change of one pack in a transaction holding its row lock, authorized with the caller's
+   * role as it is now, audited (the pack's fields, or the pool entry that changed: never the
+   * whole pool), then invalidates caches.
+   */
   async function changePack(
     principal: Principal,
     packId: string,
     auditAction: string,
-    /** Returns the changed row, or `pack` itself when nothing changed. */
-    change: (tx: Database, pack: PackRow, now: Date, before: AdminPack) => Promise<PackRow>,
+    change: (tx: Database, pack: PackRow, now: Date, pool: PoolRow[]) => Promise<PackChange>,
   ): Promise<AdminPack> {
     requireAdminAccess(principal);
     const result = await db.transaction(async (tx) => {
       const pack = await findPack(tx, packId, { lock: true });
       if (!pack) throw packNotFound();
-      authorize(principal, 'catalog:write', pack, packNotFound);
-      const before = toAdminPack(pack, await poolOf(tx, packId));
+      authorize(await withCurrentRole(tx, principal, pack.teamId), 'catalog:write', pack, packNotFound);
+      const pool = await poolOf(tx, packId);
       const now = new Date();
-      const changed = await change(tx, pack, now, before);
+      const changed = await change(tx, pack, now, pool);
       // A change that changes nothing (a repeated addCollectible) leaves no trace.
-      if (changed === pack) return before;
-      const after = toAdminPack(changed, await poolOf(tx, packId));
+      if (!changed) return { view: toAdminPack(pack, pool), affects: NO_PUBLIC_CHANGE };
+      const after = toAdminPack(changed.pack, await poolOf(tx, packId));
       await recordAudit(
         tx,
-        { actorId: principal.id, action: auditAction, targetType: 'pack', targetId: packId, teamId: pack.teamId, before, after },
+        { actorId: principal.id, action: auditAction, targetType: 'pack', targetId: packId, teamId: pack.teamId, before: changed.before, after: changed.after },
         now,
       );
-      await events.notify(tx);
-      return after;
+      const affects = publicChangeOf(pack, changed.pack);
+      await events.notify(tx, affects);
+      return { view: after, affects };
     });
-    events.invalidateLocal();
-    return result;
+    events.invalidateLocal(result.affects);
+    return result.view;
   }
+
+  /** A change of the pack's own fields, audited as the pack before and after. */
+  const fieldsChange = (pack: PackRow, changed: PackRow): PackChange => ({ pack: changed, before: toPackRecord(pack), after: toPackRecord(changed) });
 
   return {
     async listPublic(query: PublicPackListQuery): Promise<{ packs: PublicPack[]; nextCursor: string | null }> {
@@ -153,8 +194,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),
       });
-      const pools = await poolsOf(db.orm, page.items.map((pack) => pack.id));
-      const items = page.items.map((pack) => toAdminPack(pack, pools.get(pack.id) ?? []));
+      const pools = await poolSizes(db.orm, page.items.map((pack) => pack.id));
+      const items = page.items.map((pack) => toAdminPackSummary(pack, pools.get(pack.id) ?? { entries: 0, remaining: 0 }));
       return { items, nextCursor: page.nextCursor };
     },
 
@@ -173,6 +214,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       return db.transaction(async (tx) => {
         if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
+        authorize(await withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
         const now = new Date();
         const pack = await insertPack(tx, {
           id: randomUUID(),
@@ -187,13 +229,12 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
           createdAt: now,
           updatedAt: now,
         });
-        const created = toAdminPack(pack, []);
         await recordAudit(
           tx,
-          { actorId: principal.id, action: 'pack.create', targetType: 'pack', targetId: pack.id, teamId, before: null, after: created },
+          { actorId: principal.id, action: 'pack.create', targetType: 'pack', targetId: pack.id, teamId, before: null, after: toPackRecord(pack) },
           now,
         );
-        return created;
+        return toAdminPack(pack, []);
       });
     },
 
@@ -207,7 +248,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
             draftOnly.map((field) => ({ path: `/${field}`, message: `cannot change on a ${pack.status} pack` })),
           );
         }
-        return updatePack(tx, pack.id, {
+        const changed = await updatePack(tx, pack.id, {
           ...(body.name !== undefined ? { name: body.name.trim() } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.imageUrl !== undefined ? { imageUrl: body.imageUrl } : {}),
@@ -216,12 +257,13 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
           ...(body.supply !== undefined ? { supply: body.supply } : {}),
           updatedAt: now,
         });
+        return fieldsChange(pack, changed);
       });
     },
 
     /** [spec] POST /api/admin/packs/{id}: one action of the state machine, atomically. */
     applyAction(principal: Principal, packId: string, body: PackActionBody): Promise<AdminPack> {
-      return changePack(principal, packId, `pack.${body.action}`, async (tx, pack, now, before) => {
+      return changePack(principal, packId, `pack.${body.action}`, async (tx, pack, now, pool) => {
         const to = nextStatus(pack.status, body.action);
         if (!to) {
           throw new ConflictError(
@@ -232,19 +274,19 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         }
         switch (body.action) {
           case 'publish': {
-            // `before` was read under the row lock: the pool as it stands.
-            if (!canFillOnePack(before.pool, pack.cardsPerPack)) {
+            // `pool` was read under the row lock: the pool as it stands.
+            if (!canFillOnePack(pool, pack.cardsPerPack)) {
               throw new ConflictError(
                 'pool_cannot_fill_pack',
-                `The pool holds ${totalRemaining(before.pool)} copies; a pack needs ${pack.cardsPerPack}. Add collectibles before publishing.`,
+                `The pool holds ${totalRemaining(pool)} copies; a pack needs ${pack.cardsPerPack}. Add collectibles before publishing.`,
               );
             }
-            return updatePack(tx, pack.id, { status: to, publishedAt: now, updatedAt: now });
+            return fieldsChange(pack, await updatePack(tx, pack.id, { status: to, publishedAt: now, updatedAt: now }));
           }
           case 'archive':
-            return updatePack(tx, pack.id, { status: to, archivedAt: now, updatedAt: now });
+            return fieldsChange(pack, await updatePack(tx, pack.id, { status: to, archivedAt: now, updatedAt: now }));
           case 'restore':
-            return updatePack(tx, pack.id, { status: to, archivedAt: null, publishedAt: null, updatedAt: now });
+            return fieldsChange(pack, await updatePack(tx, pack.id, { status: to, archivedAt: null, publishedAt: null, updatedAt: now }));
           case 'addCollectible': {
             const collectibleId = body.collectibleId as string;
             const collectible = await findCollectible(tx, collectibleId);
@@ -260,20 +302,29 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
                 [{ path: '/collectibleId', message: 'belongs to another team' }],
               );
             }
-            const entry = before.pool.find((candidate) => candidate.collectibleId === collectibleId);
+            const entry = pool.find((candidate) => candidate.collectibleId === collectibleId);
             const unchanged =
               entry !== undefined &&
               (body.quantity === undefined || body.quantity === entry.remaining) &&
               (body.weight === undefined || body.weight === entry.weight);
-            if (unchanged) return pack;
+            if (unchanged) return undefined;
+            if (!entry && pool.length >= MAX_POOL_ENTRIES) {
+              throw new ConflictError(
+                'pool_full',
+                `The pool holds ${MAX_POOL_ENTRIES} collectibles, the most a pack may have; remove one before adding another.`,
+                [{ path: '/collectibleId', message: `the pool already has ${MAX_POOL_ENTRIES} entries` }],
+              );
+            }
+            const added = { collectibleId, weight: body.weight ?? entry?.weight ?? 1, remaining: body.quantity ?? entry?.remaining ?? 1 };
             await upsertPoolEntry(tx, { packId: pack.id, collectibleId, quantity: body.quantity, weight: body.weight, now });
-            return updatePack(tx, pack.id, { updatedAt: now });
+            return { pack: await updatePack(tx, pack.id, { updatedAt: now }), before: toEntryRecord(entry), after: toEntryRecord(added) };
           }
           case 'removeCollectible': {
-            if (!(await deletePoolEntry(tx, pack.id, body.collectibleId as string))) {
+            const entry = pool.find((candidate) => candidate.collectibleId === body.collectibleId);
+            if (!entry || !(await deletePoolEntry(tx, pack.id, entry.collectibleId))) {
               throw new NotFoundError('pool_entry_not_found', 'This collectible is not in the pack’s pool.');
             }
-            return updatePack(tx, pack.id, { updatedAt: now });
+            return { pack: await updatePack(tx, pack.id, { updatedAt: now }), before: toEntryRecord(entry), after: null };
           }
         }
       });

@@ -37,6 +37,19 @@ export async function findMember(db: Database, teamId: string, userId: string): 
   return row;
 }
 
+/**
+ * The user's role in the team, read with a share lock on the membership row: a concurrent role
+ * change or removal waits for the caller's transaction, or has committed and is seen.
+ */
+export async function lockMemberRole(tx: Database, teamId: string, userId: string): Promise<TeamRole | undefined> {
+  const [row] = await tx
+    .select({ role: teamAdmins.role })
+    .from(teamAdmins)
+    .where(and(eq(teamAdmins.teamId, teamId), eq(teamAdmins.userId, userId)))
+    .for('share');
+  return row?.role;
+}
+
 export async function insertMember(tx: Database, row: typeof teamAdmins.$inferInsert): Promise<TeamAdminRow> {
   const [created] = await tx.insert(teamAdmins).values(row).returning();
   return created as TeamAdminRow;
@@ -75,7 +88,6 @@ export async function listMembers(db: Database, teamId: string, filters: { role?
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.userId }));
 }
 
-/** Inside a transaction: on PGlite a query outside it would wait for it to end. */
 export async function userExists(tx: Database, userId: string): Promise<boolean> {
   const [row] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId));
   return row !== undefined;

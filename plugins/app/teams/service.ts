@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { TeamAdminRow, TeamRow } from '../../../db/schema.js';
 import type { AddMemberBody, CreateTeamBody, MemberListQuery, Team, TeamAdmin, TeamListQuery, UpdateMemberBody } from '../../../schemas/teams.js';
 import { recordAudit } from '../audit/repository.js';
@@ -6,6 +6,7 @@ import { authorize, forbidden, type Principal, requireAdminAccess, type TeamRole
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
+import { withCurrentRole } from './current-role.js';
 import {
   countOwners,
   deleteMember,
@@ -39,9 +40,17 @@ export function slugify(name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
-    .slice(0, 60)
+    .slice(0, MAX_SLUG_LENGTH)
     .replace(/-+$/, '');
   return slug || 'team';
+}
+
+export const MAX_SLUG_LENGTH = 60;
+const SLUG_ATTEMPTS = 5;
+
+/** `base` with a suffix, cut so the whole stays within the slug's length: "team" → "team-3fa9". */
+export function withSlugSuffix(base: string, suffix: string): string {
+  return `${base.slice(0, MAX_SLUG_LENGTH - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
 }
 
 export function createTeamsService(db: DatabaseHandle) {
@@ -55,13 +64,8 @@ export function createTeamsService(db: DatabaseHandle) {
     return db.transaction(async (tx) => {
       const team = await findTeam(tx, teamId, { lock: true });
       if (!team) throw teamNotFound();
-      // The caller's role in this team as it is now, under the lock: a role loaded with the
-      // request may have been taken away by a change that committed meanwhile.
-      const ownRole = (await findMember(tx, teamId, principal.id))?.role;
-      const teamRoles = new Map(principal.teamRoles);
-      if (ownRole) teamRoles.set(teamId, ownRole);
-      else teamRoles.delete(teamId);
-      const current = { ...principal, teamRoles };
+      // The caller's role in this team as it is now, under the team's lock.
+      const current = await withCurrentRole(tx, principal, teamId);
       requireAdminAccess(current);
       authorize(current, 'members:manage', { teamId }, teamNotFound);
       const now = new Date();
@@ -81,7 +85,13 @@ export function createTeamsService(db: DatabaseHandle) {
       return db.transaction(async (tx) => {
         if (!(await userExists(tx, ownerId))) throw userNotFound();
         const now = new Date();
-        const team = await insertTeam(tx, { id: randomUUID(), name: body.name.trim(), slug: body.slug ?? slugify(body.name), createdAt: now });
+        const values = { id: randomUUID(), name: body.name.trim(), createdAt: now };
+        const base = body.slug ?? slugify(body.name);
+        let team = await insertTeam(tx, { ...values, slug: base });
+        // A slug made from the name gets a short suffix when taken; a slug the caller chose does not.
+        for (let attempt = 0; !team && body.slug === undefined && attempt < SLUG_ATTEMPTS; attempt++) {
+          team = await insertTeam(tx, { ...values, slug: withSlugSuffix(base, randomBytes(2).toString('hex')) });
+        }
         if (!team) {
           throw new ConflictError('slug_taken', 'Another team has this slug; choose another.', [{ path: '/slug', message: 'is taken' }]);
         }

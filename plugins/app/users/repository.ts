@@ -34,22 +34,27 @@ export function createUsersRepository(db: Database) {
      * safe when two first requests of one subject race.
      */
     async provision(id: string, displayName: string): Promise<UserRow> {
+      // Identity never rests on a round trip: a row read back must carry exactly the subject asked for.
+      const same = (row: UserRow): UserRow => {
+        if (row.id !== id) throw new Error('the database returned another user id than the subject asked for; refusing the identity');
+        return row;
+      };
       const existing = await db.query.users.findFirst({ where: eq(users.id, id) });
       if (existing) {
         const ageSeconds = (Date.now() - existing.lastSeenAt.getTime()) / 1000;
-        if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return existing;
+        if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return same(existing);
         const [refreshed] = await db
           .update(users)
           .set({ lastSeenAt: sql`now()` })
           .where(eq(users.id, id))
           .returning();
-        return refreshed ?? existing;
+        return same(refreshed ?? existing);
       }
       const [created] = await db.insert(users).values({ id, displayName }).onConflictDoNothing().returning();
-      if (created) return created;
+      if (created) return same(created);
       const raced = await db.query.users.findFirst({ where: eq(users.id, id) });
       if (!raced) throw new Error(`user ${id} vanished while being provisioned`);
-      return raced;
+      return same(raced);
     },
   };
 }

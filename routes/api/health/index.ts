@@ -8,7 +8,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/',
     {
       // Probes must not be rate limited: a load balancer checks often, from one address.
-      config: { rateLimit: false },
+      config: { auth: 'public', rateLimit: false },
       schema: {
         tags: ['Misc'],
         summary: 'Liveness: the process is up',
@@ -23,7 +23,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/ready',
     {
-      config: { rateLimit: false },
+      config: { auth: 'public', rateLimit: false },
       schema: {
         tags: ['Misc'],
         summary: 'Readiness: the database answers',
@@ -39,7 +39,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.log.warn({ err: error }, 'readiness check failed');
         throw new ServiceUnavailableError('not_ready', 'The database is not answering.', 5);
       }
-      return { success: true as const, data: { status: 'ready' as const, database: app.db.dialect } };
+      return { success: true as const, data: { status: 'ready' as const, database: app.db.engine } };
     },
   );
 };

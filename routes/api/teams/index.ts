@@ -6,6 +6,7 @@ const teamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',
     {
+      config: { auth: 'public' },
       schema: {
         tags: ['Teams'],
         summary: 'Teams, newest first',
@@ -24,6 +25,7 @@ const teamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:teamId',
     {
+      config: { auth: 'public' },
       schema: {
         tags: ['Teams'],
         summary: 'A team',

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { UserRow } from '../../../db/schema.js';
 import { type Caller, callerOf } from '../../../plugins/app/auth.js';
 import { CurrentUserResponse, type CurrentUser, UpdateCurrentUserBody } from '../../../schemas/user.js';
@@ -43,7 +44,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Change the caller's display name",
         description: 'The chosen name is kept: later tokens carrying another `name` claim do not overwrite it.',
         operationId: 'updateCurrentUser',
-        body: UpdateCurrentUserBody,
+        body: Type.Ref(UpdateCurrentUserBody),
         response: { 200: CurrentUserResponse },
       },
     },

@@ -10,11 +10,11 @@ import {
   MAX_DISPLAY_NAME_LENGTH,
   readClaim,
 } from '../../../plugins/app/auth/rules.js';
-import { type App, findNulCharacter } from '../../../app.js';
+import type { App } from '../../../app.js';
 import { buildTestApp, bearer, tokenFor } from '../../support/app.js';
 
 /**
- * Who is calling (DESIGN.md §5, plugins/app/auth.ts and auth/rules.ts): just-in-time provisioning,
+ * Who is calling: just-in-time provisioning,
  * platform-admin resolution, the admin-only route, and PATCH /api/user, through the real app.
  */
 
@@ -594,21 +594,4 @@ t.test('cleanDisplayName', async (t) => {
     t.equal(cleanDisplayName(`   ${'s'.repeat(100)}`), 's'.repeat(100), 'leading spaces do not count');
     t.equal(cleanDisplayName(`${'s'.repeat(99)} tail`), 's'.repeat(99), 'trimmed again after the cut');
   });
-});
-
-t.test('findNulCharacter', async (t) => {
-  t.equal(findNulCharacter('a\u0000b'), '/', 'a string: the root');
-  t.equal(findNulCharacter('\u0000'), '/');
-  t.equal(findNulCharacter('plain'), undefined, 'a string without NUL');
-  t.equal(findNulCharacter(''), undefined, 'an empty string');
-  t.equal(findNulCharacter({ displayName: 'x\u0000' }), '/displayName', 'an object property');
-  t.equal(findNulCharacter({ a: { b: { c: 'x\u0000' } } }), '/a/b/c', 'a nested object');
-  t.equal(findNulCharacter({ list: ['ok', 'bad\u0000'] }), '/list/1', 'an array index');
-  t.equal(findNulCharacter(['ok', ['fine', '\u0000']]), '/1/1', 'nested arrays');
-  t.equal(findNulCharacter({ a: 'x\u0000', b: 'y\u0000' }), '/a', 'the first one');
-  t.equal(findNulCharacter({ a: 1, b: null, c: true, d: ['x', { e: 'y' }], f: {} }), undefined, 'no NUL anywhere');
-  t.equal(findNulCharacter(undefined), undefined, 'undefined');
-  t.equal(findNulCharacter(null), undefined, 'null');
-  t.equal(findNulCharacter(42), undefined, 'a number');
-  t.equal(findNulCharacter({ a: '\\u0000' }), undefined, 'an escaped "\\u0000" text is not a NUL');
 });

@@ -20,7 +20,7 @@ t.test('GET /api/health/ready reports the database', async (t) => {
   const app = await buildTestApp(t);
   const res = await app.inject({ method: 'GET', url: '/api/health/ready' });
   t.equal(res.statusCode, 200);
-  t.same(res.json().data, { status: 'ready', database: app.db.dialect });
+  t.same(res.json().data, { status: 'ready', database: app.db.engine });
 });
 
 t.test('GET /api/health/ready is 503 not_ready when the database does not answer', async (t) => {

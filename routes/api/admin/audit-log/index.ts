@@ -14,7 +14,7 @@ const auditLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Every admin change: who, when, what, and the target before and after. Filter by `teamId` and `targetId`; paginated.',
         operationId: 'listAuditLog',
         querystring: AuditLogQuery,
-        response: { 200: AuditLogPage, ...errorResponses(403) },
+        response: { 200: AuditLogPage, ...errorResponses(403, 404) },
       },
     },
     async (request) => {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { callerOf } from '../../../../plugins/app/auth.js';
 import {
   CollectibleListQuery,
@@ -21,7 +22,7 @@ const adminCollectibleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Newest first; filter by `teamId` and `rarity`; paginated (`limit` default 50, max 200).',
         operationId: 'listCollectibles',
         querystring: CollectibleListQuery,
-        response: { 200: CollectiblePage, ...errorResponses(403) },
+        response: { 200: CollectiblePage, ...errorResponses(403, 404) },
       },
     },
     async (request) => {
@@ -39,7 +40,7 @@ const adminCollectibleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create a collectible',
         description: 'rarity defaults to common, points to 0. An unknown teamId is 404 `team_not_found`.',
         operationId: 'createCollectible',
-        body: CreateCollectibleBody,
+        body: Type.Ref(CreateCollectibleBody),
         response: { 201: CollectibleResponse, ...errorResponses(403, 404) },
       },
     },
@@ -75,7 +76,7 @@ const adminCollectibleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Changes show at once in the public odds of packs that hold it. The team of a collectible is fixed.',
         operationId: 'updateCollectible',
         params: CollectibleParams,
-        body: UpdateCollectibleBody,
+        body: Type.Ref(UpdateCollectibleBody),
         response: { 200: CollectibleResponse, ...errorResponses(403, 404) },
       },
     },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { callerOf } from '../../../../plugins/app/auth.js';
 import { errorResponses } from '../../../../schemas/common.js';
 import {
@@ -23,7 +24,7 @@ const adminPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Newest first; filter by `status` and `teamId`; paginated (`limit` default 50, max 200).',
         operationId: 'listAdminPacks',
         querystring: AdminPackListQuery,
-        response: { 200: AdminPackPage, ...errorResponses(403) },
+        response: { 200: AdminPackPage, ...errorResponses(403, 404) },
       },
     },
     async (request) => {
@@ -41,7 +42,7 @@ const adminPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create a pack (a draft)',
         description: 'Defaults: price 0, cardsPerPack 5, supply null (no limit). An unknown teamId is 404 `team_not_found`.',
         operationId: 'createPack',
-        body: CreatePackBody,
+        body: Type.Ref(CreatePackBody),
         response: { 201: AdminPackResponse, ...errorResponses(403, 404) },
       },
     },
@@ -78,7 +79,7 @@ const adminPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'name, description and imageUrl can change in any status; price, cardsPerPack and supply only in draft (else 409 `pack_not_draft`). The team of a pack is fixed.',
         operationId: 'updatePack',
         params: PackParams,
-        body: UpdatePackBody,
+        body: Type.Ref(UpdatePackBody),
         response: { 200: AdminPackResponse, ...errorResponses(403, 404, 409) },
       },
     },
@@ -108,7 +109,7 @@ const adminPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ].join('\n'),
         operationId: 'applyPackAction',
         params: PackParams,
-        body: PackActionBody,
+        body: Type.Ref(PackActionBody),
         response: { 200: PackActionResponse, ...errorResponses(403, 404, 409) },
       },
     },

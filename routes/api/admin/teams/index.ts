@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { callerOf } from '../../../../plugins/app/auth.js';
 import { errorResponses } from '../../../../schemas/common.js';
 import {
@@ -24,7 +25,7 @@ const adminTeamRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'The slug defaults to one made from the name (409 `slug_taken` when another team has it). The first owner is `ownerUserId`, by default the caller; an owner who never signed in is 404 `user_not_found`.',
         operationId: 'createTeam',
-        body: CreateTeamBody,
+        body: Type.Ref(CreateTeamBody),
         response: { 201: TeamResponse, ...errorResponses(403, 404, 409) },
       },
     },
@@ -70,7 +71,7 @@ const adminTeamRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ].join('\n'),
         operationId: 'addTeamMember',
         params: TeamParams,
-        body: AddMemberBody,
+        body: Type.Ref(AddMemberBody),
         response: { 200: TeamAdminResponse, 201: TeamAdminResponse, ...errorResponses(403, 404, 409) },
       },
     },
@@ -90,7 +91,7 @@ const adminTeamRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'For the team’s owners and platform admins. Demoting the last owner is 409 `last_owner`.',
         operationId: 'updateTeamMember',
         params: MemberParams,
-        body: UpdateMemberBody,
+        body: Type.Ref(UpdateMemberBody),
         response: { 200: TeamAdminResponse, ...errorResponses(403, 404, 409) },
       },
     },

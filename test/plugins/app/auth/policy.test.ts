@@ -8,12 +8,12 @@ import {
   isAllowed,
   type Principal,
   requireAdminAccess,
-  TEAM_ROLE_NAMES,
+  TEAM_ROLES,
   type TeamRole,
 } from '../../../../plugins/app/auth/policy.js';
 
 /**
- * The authorization matrix of plugins/app/auth/policy.ts (DESIGN.md §5) as a table written out by
+ * The authorization matrix of plugins/app/auth/policy.ts as a table written out by
  * hand from the matrix comment, not computed from the code: every principal × every action × a
  * resource of team T, of team U, and of the platform (teamId null).
  */
@@ -112,7 +112,7 @@ const expected = (who: PrincipalName, action: AdminAction, resource: Resource): 
 
 t.test('the table covers every action and every role', async (t) => {
   t.same([...ADMIN_ACTIONS].sort(), Object.keys(EXPECTED['platform admin']).sort(), 'ADMIN_ACTIONS are the actions of the table');
-  t.same([...TEAM_ROLE_NAMES].sort(), ['editor', 'owner', 'viewer'], 'three team roles');
+  t.same([...TEAM_ROLES].sort(), ['editor', 'owner', 'viewer'], 'three team roles');
 });
 
 t.test('isAllowed: every principal × action × resource', async (t) => {

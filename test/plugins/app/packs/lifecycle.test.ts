@@ -8,7 +8,7 @@ import {
   type PackStatus,
 } from '../../../../plugins/app/packs/lifecycle.js';
 
-// Every cell of the 5 actions x 3 states table of DESIGN.md §6, written out by hand.
+// Every cell of the 5 actions x 3 states table (docs/packs.md), written out by hand.
 const EXPECTED: Record<PackAction, Record<PackStatus, PackStatus | undefined>> = {
   publish: { draft: 'active', active: undefined, archived: undefined },
   archive: { draft: 'archived', active: 'archived', archived: undefined },

@@ -55,7 +55,7 @@ t.test('addCollectible racing publish: the pool of an active pack only holds add
     const audit = await allAuditEntries(app, { targetId: pack.id });
     const publishEntry = audit.find((entry) => entry.action === 'pack.publish');
     const addEntries = audit.filter(
-      (entry) => entry.action === 'pack.addCollectible' && (entry.after as AdminPackView).pool.some((e) => e.collectibleId === racer.id),
+      (entry) => entry.action === 'pack.addCollectible' && (entry.after as { collectibleId: string } | null)?.collectibleId === racer.id,
     );
 
     if (added.statusCode === 409) {
@@ -71,17 +71,12 @@ t.test('addCollectible racing publish: the pool of an active pack only holds add
         { remaining: 4, weight: 1 },
       );
       t.equal(addEntries.length, 1, `round ${round}: one audit row for the add`);
-      t.ok(
-        ((publishEntry?.before as AdminPackView | undefined)?.pool ?? []).some((entry) => entry.collectibleId === racer.id),
-        `round ${round}: publish saw the add (it committed first)`,
-      );
       t.ok((addEntries[0]?.createdAt as string) <= (publishEntry?.createdAt as string), `round ${round}: the add is logged no later than the publish`);
       t.equal((added.json().data.pack as AdminPackView).status, 'draft', `round ${round}: the add answered a draft`);
     }
-    t.same(
-      (publishEntry?.after as AdminPackView | undefined)?.pool,
-      stored.pool,
-      `round ${round}: the published pool is the final pool (nothing slipped in after publish)`,
+    t.ok(
+      audit.every((entry) => entry.action !== 'pack.addCollectible' || entry.createdAt <= (publishEntry?.createdAt as string)),
+      `round ${round}: no pool change is logged after the publish (nothing slipped in)`,
     );
   }
   t.comment(`add applied first in ${outcomes.addFirst} rounds, publish first in ${outcomes.publishFirst}`);

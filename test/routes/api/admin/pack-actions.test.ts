@@ -26,7 +26,7 @@ type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const STATUSES: Status[] = ['draft', 'active', 'archived'];
 const ACTIONS: Action[] = ['publish', 'archive', 'restore', 'addCollectible', 'removeCollectible'];
-/** DESIGN.md §6: action → from → to. */
+/** action → from → to. */
 const TABLE: Record<Action, Partial<Record<Status, Status>>> = {
   publish: { draft: 'active' },
   archive: { draft: 'archived', active: 'archived' },
@@ -359,7 +359,7 @@ t.test('unknown pack, non-admin and anonymous callers', async (t) => {
     await assertUnchanged(t, app, before, `${body.action} by a fan or anonymous`);
   }
   const onUnknownByFan = await packAction(app, 'no-such-pack', { action: 'publish' }, FAN);
-  // DESIGN.md §5: responses never reveal whether a resource exists beyond what the public API shows.
+  // responses never reveal whether a resource exists beyond what the public API shows.
   // An existing draft answers a fan 403; an unknown id must answer the same, not 404.
   t.equal(onUnknownByFan.statusCode, 403, 'a fan learns nothing about which packs exist');
   await assertUnchanged(t, app, before, 'after 403 and 401');

@@ -156,11 +156,13 @@ t.test('GET lists packs of every status, newest first, filtered by status and te
     newestFirst.map((pack) => pack.id),
     'newest first by creation',
   );
-  for (const pack of all.json().data as AdminPackView[]) t.same(sortedKeys(pack), ADMIN_PACK_KEYS);
+  const summaryKeys = [...ADMIN_PACK_KEYS.filter((key) => key !== 'pool'), 'poolSize'].sort();
+  for (const pack of all.json().data as AdminPackView[]) t.same(sortedKeys(pack), summaryKeys);
+  const { pool, ...fields } = await getAdminPack(app, active.id);
   t.same(
     all.json().data.find((pack: AdminPackView) => pack.id === active.id),
-    await getAdminPack(app, active.id),
-    'the list shows the same view as GET one, pool included',
+    { ...fields, poolSize: pool.length },
+    'the list shows the view of GET one, with the size of the pool instead of the pool',
   );
 
   const ids = (res: Awaited<ReturnType<typeof list>>) => res.json().data.map((pack: AdminPackView) => pack.id);

@@ -1,11 +1,8 @@
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { App } from '../../../../app.js';
-import { bearer, buildTestApp, createTestDatabase, usingPostgres } from '../../../support/app.js';
+import { bearer, buildTestApp, createTestDatabase } from '../../../support/app.js';
 import { ADMIN } from '../../../support/catalog.js';
 
 /** DEMO_DATA=true loads a small catalog into an empty database, once. */
@@ -29,16 +26,11 @@ async function catalogCounts(app: App) {
   };
 }
 
-/** One database two app starts can share: a PGlite folder, or a PostgreSQL database. */
+/** One database that two app starts share. */
 async function sharedDatabase(t: { teardown(fn: () => unknown): void }): Promise<Record<string, string>> {
-  if (usingPostgres) {
-    const database = await createTestDatabase();
-    t.teardown(() => database.drop());
-    return { DATABASE_URL: database.url };
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'pack-demo-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  return { DATA_DIR: dir };
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  return { DATABASE_URL: database.url };
 }
 
 t.test('DEMO_DATA loads four active packs (two platform, one per team), one draft, two teams and collectibles of every rarity, once', async (t) => {
@@ -88,22 +80,20 @@ t.test('DEMO_DATA loads four active packs (two platform, one per team), one draf
     );
   });
 
-  if (usingPostgres) {
-    await t.test('two instances starting together on an empty database load it once', async (t) => {
-      const database = await createTestDatabase();
-      t.teardown(() => database.drop());
-      await t.test('start both', async (t) => {
-        const [a] = await Promise.all([
-          buildTestApp(t, { DATABASE_URL: database.url, DEMO_DATA: 'true' }),
-          buildTestApp(t, { DATABASE_URL: database.url, DEMO_DATA: 'true' }),
-        ]);
-        const counts = await catalogCounts(a);
-        t.equal(counts.all.length, 5);
-        t.equal(counts.collectibles.length, loaded.collectibles.length);
-        t.equal((await a.inject({ url: '/api/teams' })).json().data.length, 2, 'the teams once too');
-      });
+  await t.test('two instances starting together on an empty database load it once', async (t) => {
+    const database = await createTestDatabase();
+    t.teardown(() => database.drop());
+    await t.test('start both', async (t) => {
+      const [a] = await Promise.all([
+        buildTestApp(t, { DATABASE_URL: database.url, DEMO_DATA: 'true' }),
+        buildTestApp(t, { DATABASE_URL: database.url, DEMO_DATA: 'true' }),
+      ]);
+      const counts = await catalogCounts(a);
+      t.equal(counts.all.length, 5);
+      t.equal(counts.collectibles.length, loaded.collectibles.length);
+      t.equal((await a.inject({ url: '/api/teams' })).json().data.length, 2, 'the teams once too');
     });
-  }
+  });
 });
 
 t.test('without DEMO_DATA the catalog starts empty', async (t) => {

@@ -15,7 +15,7 @@ import {
 } from '../../../../support/teams.js';
 
 /**
- * [spec] POST /api/admin/teams/{teamId}/members `{ userId, role? }` (DESIGN.md §7): 201 when
+ * [spec] POST /api/admin/teams/{teamId}/members `{ userId, role? }`: 201 when
  * added, 200 with the same body when the user already has that role, 409 already_member with
  * another role, 404 user_not_found / team_not_found, 403 for callers who may not manage the
  * team, 401 without a token, 400 naming the field. After each call the stored rows are re-read.

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { App } from '../../../../../app.js';
 import { buildTestApp } from '../../../../support/app.js';
+import { withSlugSuffix } from '../../../../../plugins/app/teams/service.js';
 import { ADMIN, FAN, sortedKeys } from '../../../../support/catalog.js';
 import {
   addMember,
@@ -124,17 +125,40 @@ t.test('POST /api/admin/teams', async (t) => {
     t.same(await allTeams(app), before, 'no team created');
   });
 
-  await t.test('a taken slug: 409 slug_taken, nothing created', async (t) => {
+  await t.test('a taken slug the caller chose: 409 slug_taken, nothing created', async (t) => {
     const first = await post(app, { name: 'Dup', slug: 'dup-club' });
     t.equal(first.statusCode, 201);
     const before = await allTeams(app);
     const explicit = await post(app, { name: 'Another name', slug: 'dup-club' });
     t.equal(explicit.statusCode, 409, 'explicit slug taken');
     t.equal(codeOf(explicit), 'slug_taken');
-    const derived = await post(app, { name: 'Dup Club' });
-    t.equal(derived.statusCode, 409, 'slug derived from the name taken');
-    t.equal(codeOf(derived), 'slug_taken');
     t.same(await allTeams(app), before, 'no team created');
+  });
+
+  await t.test('a taken slug made from the name gets a short suffix', async (t) => {
+    const derived = await post(app, { name: 'Dup Club' });
+    t.equal(derived.statusCode, 201, 'created although dup-club is taken');
+    t.match(derived.json().data.slug, /^dup-club-[0-9a-f]{4}$/);
+    // Names without Latin letters all make the slug "team": the second is no longer a 409.
+    const slugs: string[] = [];
+    for (const name of ['東京', 'Αθήνα', 'القاهرة', '東京']) {
+      const res = await post(app, { name });
+      t.equal(res.statusCode, 201, `${name}: 201`);
+      slugs.push(res.json().data.slug);
+    }
+    t.equal(new Set(slugs).size, 4, `four different slugs: ${slugs.join(', ')}`);
+    t.ok(slugs.every((slug) => /^team(-[0-9a-f]{4})?$/.test(slug)));
+    const long = await post(app, { name: `${'Long name '.repeat(10)}` });
+    const longAgain = await post(app, { name: `${'Long name '.repeat(10)}` });
+    t.equal(longAgain.statusCode, 201);
+    t.ok(longAgain.json().data.slug.length <= 60, 'the suffix keeps the slug within 60 characters');
+    t.not(longAgain.json().data.slug, long.json().data.slug);
+  });
+
+  await t.test('withSlugSuffix', async (t) => {
+    t.equal(withSlugSuffix('team', 'ab12'), 'team-ab12');
+    t.equal(withSlugSuffix('a'.repeat(60), 'ab12'), `${'a'.repeat(55)}-ab12`);
+    t.equal(withSlugSuffix(`${'a'.repeat(54)}-bbbbb`, 'ab12'), `${'a'.repeat(54)}-ab12`, 'no double dash where the cut falls');
   });
 
   await t.test('ownerUserId: that user becomes the owner, the caller does not', async (t) => {

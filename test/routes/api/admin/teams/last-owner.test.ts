@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import t from 'tap';
-import { buildTestApp, usingPostgres } from '../../../../support/app.js';
+import { buildTestApp, suiteServer } from '../../../../support/app.js';
 import { ADMIN } from '../../../../support/catalog.js';
 import {
   addMember,
@@ -16,9 +16,9 @@ import {
 } from '../../../../support/teams.js';
 
 /**
- * A team always keeps at least one owner (DESIGN.md §6): the last owner can be neither demoted
- * nor removed (409 last_owner), also when two owners demote or remove each other at the same
- * moment. Runs on both databases (npm test, npm run test:pg).
+ * A team always keeps at least one owner: the last owner can be neither demoted nor removed (409
+ * last_owner), also when two owners demote or remove each other at the same moment (one wins;
+ * the other is no longer allowed). Runs on both databases (npm test, npm run test:pg).
  */
 
 const ROUNDS = 10;
@@ -26,7 +26,7 @@ const ROUNDS = 10;
 /** A subtest's `t` (the last overload of t.test takes only the callback). */
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
-t.comment(`database: ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`);
+t.comment(`database: ${suiteServer}`);
 
 t.test('the last owner can be neither demoted nor removed', async (t) => {
   const app = await buildTestApp(t);
@@ -102,17 +102,19 @@ async function twoOwnerTeam(app: Parameters<typeof addMember>[0], round: number)
 const refusals: Record<string, number> = {};
 
 /**
- * One 200 and one refusal; returns the index of the winner. The loser gets 409 last_owner when it
- * was authenticated while still an owner, and 403 when its request was authenticated after the
- * winner had already taken its role away (then it is simply no longer allowed).
+ * One 200 and one refusal; returns the index of the winner. Changes of one team are serialized
+ * and the caller's role is read again under the team's lock, so the loser is judged as it stands
+ * after the winner's change: no longer an owner. Demoted, it gets 403 forbidden; removed, it gets
+ * 403 forbidden when it has no admin role anywhere, or 404 team_not_found when it does (it can no
+ * longer see this team). Never 409 last_owner: the team still has an owner, the winner.
  */
-function oneWinner(t: Test, responses: LightMyRequestResponse[], label: string): number {
+function oneWinner(t: Test, responses: LightMyRequestResponse[], label: string, allowed: string[]): number {
   const statuses = responses.map((res) => res.statusCode);
   t.equal(statuses.filter((status) => status === 200).length, 1, `${label}: exactly one succeeds (got ${statuses.join(', ')})`);
   const loser = responses.find((res) => res.statusCode !== 200);
   const refusal = loser ? `${loser.statusCode} ${codeOf(loser)}` : 'none';
   refusals[refusal] = (refusals[refusal] ?? 0) + 1;
-  t.ok(['409 last_owner', '403 forbidden'].includes(refusal), `${label}: the other gets 409 last_owner (or 403 once it lost its role) — got ${refusal}`);
+  t.ok(allowed.includes(refusal), `${label}: the other gets ${allowed.join(' or ')} (got ${refusal})`);
   return statuses.indexOf(200);
 }
 
@@ -126,7 +128,7 @@ t.test(`two owners demote each other at the same moment (${ROUNDS} rounds)`, asy
     const bDemotesA = () => patchMember(app, team.id, aId, { role: 'editor' }, b);
     const responses =
       round % 2 === 0 ? await Promise.all([aDemotesB(), bDemotesA()]) : (await Promise.all([bDemotesA(), aDemotesB()])).reverse();
-    const winner = oneWinner(t, responses, `round ${round}`);
+    const winner = oneWinner(t, responses, `round ${round}`, ['403 forbidden']);
     winners[winner] = (winners[winner] ?? 0) + 1;
     const roles = await rolesOf(app, team.id);
     t.equal(Object.values(roles).filter((role) => role === 'owner').length, 1, `round ${round}: exactly one owner left`);
@@ -150,7 +152,7 @@ t.test(`two owners remove each other at the same moment (${ROUNDS} rounds)`, asy
     const bRemovesA = () => deleteMember(app, team.id, aId, b);
     const responses =
       round % 2 === 0 ? await Promise.all([aRemovesB(), bRemovesA()]) : (await Promise.all([bRemovesA(), aRemovesB()])).reverse();
-    const winner = oneWinner(t, responses, `round ${round}`);
+    const winner = oneWinner(t, responses, `round ${round}`, ['403 forbidden']);
     const roles = await rolesOf(app, team.id);
     t.same(roles, winner === 0 ? { [aId]: 'owner' } : { [bId]: 'owner' }, `round ${round}: exactly one owner left, the winner`);
     const removals = (await teamAudit(app, team.id)).filter((entry) => entry.action === 'team.member.remove');
@@ -159,13 +161,27 @@ t.test(`two owners remove each other at the same moment (${ROUNDS} rounds)`, asy
   t.comment(`refusals so far: ${JSON.stringify(refusals)}`);
 });
 
+t.test('removed by the other owner first, an owner with another team gets 404 team_not_found: it can no longer see this team', async (t) => {
+  const app = await buildTestApp(t);
+  await signIn(app, 'root', { role: 'admin' });
+  for (let round = 0; round < ROUNDS; round++) {
+    const { team, a, b, aId, bId } = await twoOwnerTeam(app, round);
+    // Both also sit in another team, so neither is refused for having no admin role at all.
+    const elsewhere = await createTeam(app, { ownerUserId: aId });
+    await addMember(app, elsewhere.id, bId, 'viewer');
+    const responses = await Promise.all([deleteMember(app, team.id, bId, a), deleteMember(app, team.id, aId, b)]);
+    oneWinner(t, responses, `round ${round}`, ['404 team_not_found']);
+    t.equal(Object.values(await rolesOf(app, team.id)).filter((role) => role === 'owner').length, 1);
+  }
+});
+
 t.test('an owner demoting the other while that one removes it: the team keeps an owner', async (t) => {
   const app = await buildTestApp(t);
   await signIn(app, 'root', { role: 'admin' });
   for (let round = 0; round < ROUNDS; round++) {
     const { team, a, b, aId, bId } = await twoOwnerTeam(app, round);
     const responses = await Promise.all([patchMember(app, team.id, bId, { role: 'viewer' }, a), deleteMember(app, team.id, aId, b)]);
-    oneWinner(t, responses, `round ${round}`);
+    oneWinner(t, responses, `round ${round}`, ['403 forbidden']);
     const roles = await rolesOf(app, team.id);
     t.equal(Object.values(roles).filter((role) => role === 'owner').length, 1, `round ${round}: exactly one owner (${JSON.stringify(roles)})`);
   }

@@ -6,7 +6,7 @@ import { ADMIN, createCollectible, createPack, FAN, getAdminPack, packInStatus }
 import { addMember, call, codeOf, createTeam, membersUrl, rolesOf, signIn, staffedTeam } from '../../../../support/teams.js';
 
 /**
- * The role × action matrix over HTTP (DESIGN.md §5, plugins/app/auth/policy.ts): for a team T
+ * The role × action matrix over HTTP: for a team T
  * with an owner, an editor and a viewer, plus a platform admin, an owner of another team U and a
  * fan with no role, every admin endpoint on T's resources and on platform resources. Each cell's
  * expected status is written out by hand; a refused write must leave the stored state as it was,

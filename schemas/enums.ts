@@ -1,0 +1,40 @@
+import { StringEnum } from './common.js';
+
+/**
+ * Every enumeration of the API, defined once: the database's check constraints (db/schema.ts),
+ * the request and response schemas, and the rules (lifecycle, authorization) all derive from
+ * these arrays. Each is a named schema in the OpenAPI document.
+ */
+
+export const PACK_STATUSES = ['draft', 'active', 'archived'] as const;
+export type PackStatus = (typeof PACK_STATUSES)[number];
+export const PackStatus = StringEnum(PACK_STATUSES, {
+  $id: 'PackStatus',
+  description: '`draft`: being built, not for sale; `active`: listed and sold; `archived`: withdrawn',
+});
+
+export const PACK_ACTIONS = ['publish', 'archive', 'restore', 'addCollectible', 'removeCollectible'] as const;
+export type PackAction = (typeof PACK_ACTIONS)[number];
+export const PackActionName = StringEnum(PACK_ACTIONS, {
+  $id: 'PackActionName',
+  description:
+    'publish: draft→active; archive: draft|active→archived; restore: archived→draft; addCollectible / removeCollectible: edit the pool of a draft',
+});
+
+export const RARITIES = ['common', 'uncommon', 'rare', 'epic', 'legendary'] as const;
+export type Rarity = (typeof RARITIES)[number];
+export const Rarity = StringEnum(RARITIES, { $id: 'Rarity' });
+
+export const TEAM_ROLES = ['owner', 'editor', 'viewer'] as const;
+export type TeamRole = (typeof TEAM_ROLES)[number];
+export const TeamRole = StringEnum(TEAM_ROLES, {
+  $id: 'TeamRole',
+  description: '`owner` manages the team and its members; `editor` runs its packs and collectibles; `viewer` reads its admin views',
+});
+
+export const USER_ROLES = ['user', 'admin'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+export const UserRole = StringEnum(USER_ROLES, { $id: 'UserRole', description: '`admin` makes the user a platform admin' });
+
+/** The SQL list of an enumeration, for a check constraint: `'draft', 'active', 'archived'`. */
+export const sqlValues = (values: readonly string[]) => values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');

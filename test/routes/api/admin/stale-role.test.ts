@@ -1,0 +1,80 @@
+import { eq, type SQL, sql } from 'drizzle-orm';
+import t from 'tap';
+import type { App } from '../../../../app.js';
+import { packs } from '../../../../db/schema.js';
+import { buildTestApp } from '../../../support/app.js';
+import { packAction, packInStatus } from '../../../support/catalog.js';
+import { call, membersUrl, staffedTeam } from '../../../support/teams.js';
+
+/**
+ * A catalog write decides with the caller's role as it is when the write holds its locks, not as
+ * it was when the request arrived: an editor demoted while its publish waited must not publish.
+ */
+
+/** Runs `statement` (a SELECT ... FOR UPDATE) in a transaction of its own, holding its locks until `release`. */
+async function holdLock(app: App, statement: SQL): Promise<{ release: () => Promise<void> }> {
+  let release: () => void = () => {};
+  let locked: () => void = () => {};
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const done = app.db.transaction(async (tx) => {
+    await tx.execute(statement);
+    locked();
+    await new Promise<void>((resolve) => (release = resolve));
+  });
+  await isLocked;
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
+/** Resolves once some session of this database waits for a lock (the request under test). */
+async function someoneWaitsForALock(app: App): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const result = (await app.db.orm.execute(
+      sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    )) as unknown as { rows: { waiting: number }[] };
+    if ((result.rows[0]?.waiting ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('no session ever waited for the lock');
+}
+
+t.test('an editor demoted to viewer while its publish waits for the pack lock does not publish', async (t) => {
+  const app = await buildTestApp(t);
+  const staff = await staffedTeam(app, 'stale');
+  const { pack } = await packInStatus(app, 'draft', { pack: { teamId: staff.team.id, cardsPerPack: 1 }, pool: [{ quantity: 5 }] });
+
+  const lock = await holdLock(app, sql`select id from packs where id = ${pack.id} for update`);
+  const publish = packAction(app, pack.id, { action: 'publish' }, staff.editor);
+  await someoneWaitsForALock(app);
+  const demoted = await call(app, 'PATCH', membersUrl(staff.team.id, 'stale-editor'), staff.owner, { payload: { role: 'viewer' } });
+  t.equal(demoted.statusCode, 200, 'the owner demotes the editor meanwhile');
+  await lock.release();
+
+  const res = await publish;
+  t.equal(res.statusCode, 403, `the publish is refused (${res.statusCode})`);
+  t.equal(res.json().error.code, 'forbidden');
+  const [row] = await app.db.orm.select().from(packs).where(eq(packs.id, pack.id));
+  t.equal(row?.status, 'draft', 'the pack is still a draft');
+});
+
+t.test('an editor removed while its collectible edit waits does not edit', async (t) => {
+  const app = await buildTestApp(t);
+  const staff = await staffedTeam(app, 'gone');
+  const created = await call(app, 'POST', '/api/admin/collectibles', staff.editor, { payload: { name: 'Card', teamId: staff.team.id } });
+  const collectibleId = created.json().data.id as string;
+
+  const lock = await holdLock(app, sql`select id from collectibles where id = ${collectibleId} for update`);
+  const edit = call(app, 'PATCH', `/api/admin/collectibles/${collectibleId}`, staff.editor, { payload: { name: 'Renamed by a former editor' } });
+  await someoneWaitsForALock(app);
+  t.equal((await call(app, 'DELETE', membersUrl(staff.team.id, 'gone-editor'), staff.owner)).statusCode, 200, 'removed meanwhile');
+  await lock.release();
+
+  const res = await edit;
+  t.equal(res.statusCode, 404, 'a former member cannot even see the collectible');
+  const read = await call(app, 'GET', `/api/admin/collectibles/${collectibleId}`, staff.owner);
+  t.equal(read.json().data.name, 'Card', 'unchanged');
+});

@@ -1,0 +1,118 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+import { createTestDatabase, TEST_SECRET, tokenFor } from './support/app.js';
+import { withClient } from './support/test-database.js';
+
+/**
+ * server.ts as a process: graceful shutdown with a request in flight on a connection the client
+ * keeps open. It once answered with `Connection: keep-alive`, kept the socket, and was killed by
+ * the 10 s timeout (exit 1) without closing the database.
+ */
+
+const projectRoot = new URL('..', import.meta.url).pathname;
+const ADMIN = tokenFor('root', { role: 'admin' });
+
+interface ServerProcess {
+  child: ChildProcess;
+  port: Promise<number>;
+  exited: Promise<{ code: number | null; at: number }>;
+  output(): string;
+}
+
+function startServer(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_DATA: 'false', AUTH_JWT_SECRET: TEST_SECRET, ...env },
+  });
+  let output = '';
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
+  const port = new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /API: +http:\/\/127\.0\.0\.1:(\d+)\/api/.exec(output);
+      if (match) resolve(Number(match[1]));
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then(({ code }) => reject(new Error(`server exited with ${code}: ${output.slice(-1500)}`)));
+  });
+  port.catch(() => {});
+  return { child, port, exited, output: () => output };
+}
+
+/** Everything the server sends on the socket until it closes it (or `timeoutMs` passes). */
+function readUntilClosed(socket: Socket, timeoutMs: number): Promise<{ data: string; closedByServer: boolean }> {
+  return new Promise((resolve) => {
+    let data = '';
+    const timer = setTimeout(() => resolve({ data, closedByServer: false }), timeoutMs);
+    socket.on('data', (chunk) => {
+      data += chunk;
+    });
+    socket.on('end', () => {
+      clearTimeout(timer);
+      resolve({ data, closedByServer: true });
+    });
+  });
+}
+
+async function halfSentRequestAcrossSigterm(t: Test, env: Record<string, string>, databaseClosed: () => Promise<boolean>) {
+  const server = startServer(env);
+  t.teardown(() => server.child.kill('SIGKILL'));
+  const port = await server.port;
+  const socket = connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const body = JSON.stringify({ name: 'Sent across a SIGTERM' });
+  const half = Math.floor(body.length / 2);
+  socket.write(
+    `POST /api/admin/packs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body.slice(0, half)}`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const signalled = Date.now();
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const response = readUntilClosed(socket, 9000);
+  socket.write(body.slice(half));
+
+  const { data, closedByServer } = await response;
+  t.match(data, /^HTTP\/1\.1 201/, 'the request in flight is answered');
+  t.match(data, /\r\nconnection: close\r\n/i, 'with Connection: close');
+  t.ok(closedByServer, 'and the server closes the socket once the response is written, though the client keeps it open');
+  const { code, at } = await server.exited;
+  t.equal(code, 0, 'the process exits 0');
+  t.ok(at - signalled < 9000, `within the 10 s grace period (${at - signalled} ms)`);
+  t.ok(await databaseClosed(), 'with the database closed');
+  t.notMatch(server.output(), /killed by timeout/);
+  socket.destroy();
+  return server;
+}
+
+t.test('SIGTERM with a half-sent request on a kept-open connection: answered, closed, exit 0 (external database)', async (t) => {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  await halfSentRequestAcrossSigterm(t, { DATABASE_URL: database.url }, async () => {
+    const name = new URL(database.url).pathname.slice(1);
+    const server = new URL(database.url);
+    server.pathname = '/postgres';
+    const { rows } = await withClient(server.toString(), (client) =>
+      client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]),
+    );
+    return rows[0]?.n === 0;
+  });
+});
+
+const onlyEmbedded = { skip: process.env.TEST_DATABASE_URL ? 'the embedded server is tested by npm test; test:pg covers the external one' : false };
+
+t.test('SIGTERM with a half-sent request on a kept-open connection: answered, closed, exit 0 (embedded database)', onlyEmbedded, async (t) => {
+  const parent = mkdtempSync(join(tmpdir(), 'pack-shutdown-'));
+  chmodSync(parent, 0o755);
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
+  const dataDir = join(parent, 'data');
+  const server = await halfSentRequestAcrossSigterm(t, { DATA_DIR: dataDir }, async () => !existsSync(join(dataDir, 'postgres', 'postmaster.pid')));
+  t.match(server.output(), /embedded PostgreSQL: stopped/, 'stopped by the shutdown, not by the exit hook');
+});
