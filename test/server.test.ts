@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { createTestDatabase, tokenFor } from './support/app.js';
+import { onlyEmbedded, startServerProcess, tempDataDir } from './support/server-process.js';
+import { withClient } from './support/test-database.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
-import { createTestDatabase, TEST_SECRET, tokenFor } from './support/app.js';
-import { withClient } from './support/test-database.js';
 
 /**
  * server.ts as a process: graceful shutdown with a request in flight on a connection the client
@@ -15,36 +14,7 @@ import { withClient } from './support/test-database.js';
  * the 10 s timeout (exit 1) without closing the database.
  */
 
-const projectRoot = new URL('..', import.meta.url).pathname;
 const ADMIN = tokenFor('root', { role: 'admin' });
-
-interface ServerProcess {
-  child: ChildProcess;
-  port: Promise<number>;
-  exited: Promise<{ code: number | null; at: number }>;
-  output(): string;
-}
-
-function startServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
-    cwd: projectRoot,
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_DATA: 'false', AUTH_JWT_SECRET: TEST_SECRET, ...env },
-  });
-  let output = '';
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
-  const port = new Promise<number>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /API: +http:\/\/127\.0\.0\.1:(\d+)\/api/.exec(output);
-      if (match) resolve(Number(match[1]));
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then(({ code }) => reject(new Error(`server exited with ${code}: ${output.slice(-1500)}`)));
-  });
-  port.catch(() => {});
-  return { child, port, exited, output: () => output };
-}
 
 /** Everything the server sends on the socket until it closes it (or `timeoutMs` passes). */
 function readUntilClosed(socket: Socket, timeoutMs: number): Promise<{ data: string; closedByServer: boolean }> {
@@ -62,9 +32,9 @@ function readUntilClosed(socket: Socket, timeoutMs: number): Promise<{ data: str
 }
 
 async function halfSentRequestAcrossSigterm(t: Test, env: Record<string, string>, databaseClosed: () => Promise<boolean>) {
-  const server = startServer(env);
+  const server = startServerProcess(env);
   t.teardown(() => server.child.kill('SIGKILL'));
-  const port = await server.port;
+  const port = Number(new URL(await server.listening).port);
   const socket = connect(port, '127.0.0.1');
   await new Promise((resolve) => socket.once('connect', resolve));
   const body = JSON.stringify({ name: 'Sent across a SIGTERM' });
@@ -106,13 +76,8 @@ t.test('SIGTERM with a half-sent request on a kept-open connection: answered, cl
   });
 });
 
-const onlyEmbedded = { skip: process.env.TEST_DATABASE_URL ? 'the embedded server is tested by npm test; test:pg covers the external one' : false };
-
 t.test('SIGTERM with a half-sent request on a kept-open connection: answered, closed, exit 0 (embedded database)', onlyEmbedded, async (t) => {
-  const parent = mkdtempSync(join(tmpdir(), 'pack-shutdown-'));
-  chmodSync(parent, 0o755);
-  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
-  const dataDir = join(parent, 'data');
+  const dataDir = tempDataDir(t);
   const server = await halfSentRequestAcrossSigterm(t, { DATA_DIR: dataDir }, async () => !existsSync(join(dataDir, 'postgres', 'postmaster.pid')));
   t.match(server.output(), /embedded PostgreSQL: stopped/, 'stopped by the shutdown, not by the exit hook');
 });

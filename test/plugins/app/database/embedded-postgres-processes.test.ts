@@ -1,0 +1,68 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { isAlive } from '../../../../plugins/app/database/embedded-postgres.js';
+import { bearer, tokenFor } from '../../../support/app.js';
+import { onlyEmbedded, postmasterPid, startServerProcess, tempDataDir, waitFor } from '../../../support/server-process.js';
+
+/**
+ * `server.ts` processes on one DATA_DIR, as `npm start` runs them: a second process refused, two
+ * racing on a new folder, and a server orphaned by a SIGKILL stopped by the next start.
+ */
+
+t.test('a second server process on the same data folder exits 1 with a clear message', onlyEmbedded, async (t) => {
+  const dataDir = tempDataDir(t);
+  const first = startServerProcess({ DATA_DIR: dataDir });
+  t.teardown(() => first.child.kill('SIGKILL'));
+  await first.listening;
+  const second = startServerProcess({ DATA_DIR: dataDir });
+  t.equal((await second.exited).code, 1);
+  t.match(second.output(), /DATA_DIR .* is in use: its PostgreSQL \(pid \d+\) serves process \d+/);
+  t.notMatch(second.output(), /\n\s+at /, 'a sentence, not a stack trace');
+  t.equal((await fetch(`${await first.listening}/api/health/ready`)).status, 200, 'the first still serves');
+  first.child.kill('SIGTERM');
+  t.equal((await first.exited).code, 0);
+});
+
+t.test('two server processes starting together on a new folder: one serves, one refuses', onlyEmbedded, async (t) => {
+  const dataDir = tempDataDir(t);
+  const both = [startServerProcess({ DATA_DIR: dataDir }), startServerProcess({ DATA_DIR: dataDir })];
+  t.teardown(() => {
+    for (const server of both) server.child.kill('SIGKILL');
+  });
+  const outcomes = await Promise.all(
+    both.map((server) => Promise.race([server.listening.then(() => 'serving'), server.exited.then(({ code }) => `exited ${code}`)])),
+  );
+  t.same([...outcomes].sort(), ['exited 1', 'serving'], outcomes.join(', '));
+  const loser = both.find((_server, index) => outcomes[index] !== 'serving') ?? both[1];
+  t.match(loser?.output(), /is in use/);
+});
+
+t.test('after a SIGKILL, the next start stops the orphaned server, says so, and has the data', onlyEmbedded, async (t) => {
+  const dataDir = tempDataDir(t);
+  const killed = startServerProcess({ DATA_DIR: dataDir });
+  const url = await killed.listening;
+  const put = await fetch(`${url}/api/user`, {
+    method: 'PATCH',
+    headers: { ...bearer(tokenFor('erin')), 'content-type': 'application/json' },
+    body: JSON.stringify({ displayName: 'Erin before the kill' }),
+  });
+  t.equal(put.status, 200, 'a write acknowledged before the kill');
+  const orphan = postmasterPid(dataDir) as number;
+  killed.child.kill('SIGKILL');
+  await killed.exited;
+  t.ok(isAlive(orphan), 'PostgreSQL outlives the killed process');
+
+  const next = startServerProcess({ DATA_DIR: dataDir });
+  t.teardown(() => next.child.kill('SIGKILL'));
+  const nextUrl = await next.listening;
+  t.match(next.output(), /ended without stopping it.*stopping it before starting a new one/);
+  t.match(next.output(), /the orphaned server stopped cleanly/);
+  await waitFor(() => !isAlive(orphan), 'the orphan to be gone');
+  t.not(postmasterPid(dataDir), orphan, 'a new server serves the folder');
+  const user = await fetch(`${nextUrl}/api/user`, { headers: bearer(tokenFor('erin')) });
+  t.equal(((await user.json()) as { data: { displayName: string } }).data.displayName, 'Erin before the kill', 'the acknowledged write survived');
+  next.child.kill('SIGTERM');
+  t.equal((await next.exited).code, 0);
+  t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'SIGTERM stopped PostgreSQL too');
+});

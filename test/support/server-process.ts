@@ -1,0 +1,73 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TEST_SECRET } from './app.js';
+
+/** `server.ts` run as its own process, as `npm start` runs it: for shutdown, restart and kill tests. */
+
+const projectRoot = new URL('../..', import.meta.url).pathname;
+
+/** Tests that start embedded servers of their own, whatever the suite's server: they run in `npm test` only. */
+export const onlyEmbedded = {
+  skip: process.env.TEST_DATABASE_URL ? 'the embedded server is tested by npm test; test:pg covers the external one' : false,
+};
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything the process logged, stdout and stderr. */
+  output(): string;
+  /** Resolves with the base URL (`http://127.0.0.1:port`) once the server listens, or rejects if it exits first. */
+  listening: Promise<string>;
+  /** The exit code (null when a signal ended it) and when it came. */
+  exited: Promise<{ code: number | null; at: number }>;
+}
+
+/**
+ * Starts `server.ts` with a minimal environment plus `env`; `wrap` prefixes the command (for
+ * example `unshare` to run it in a PID namespace of its own).
+ */
+export function startServerProcess(env: Record<string, string>, wrap: string[] = []): ServerProcess {
+  const command = [...wrap, process.execPath, '--import', 'tsx', 'server.ts'];
+  const child = spawn(command[0] as string, command.slice(1), {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_DATA: 'false', AUTH_JWT_SECRET: TEST_SECRET, ...env },
+  });
+  let output = '';
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
+  const listening = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /API: +(http:\/\/[^/\s"]+)\/api/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then(({ code }) => reject(new Error(`server exited with ${code}: ${output.slice(-2000)}`)));
+  });
+  listening.catch(() => {});
+  return { child, output: () => output, listening, exited };
+}
+
+/** A DATA_DIR in a fresh temporary folder, removed at teardown. */
+export function tempDataDir(t: { teardown(fn: () => void): void }): string {
+  const parent = mkdtempSync(join(tmpdir(), 'pack-data-'));
+  // As root, PostgreSQL runs as the `postgres` user, which must reach the folder.
+  chmodSync(parent, 0o755);
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
+  return join(parent, 'data');
+}
+
+/** The pid in DATA_DIR's postmaster.pid, if the file is there. */
+export function postmasterPid(dataDir: string): number | undefined {
+  const file = join(dataDir, 'postgres', 'postmaster.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
+}
+
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
