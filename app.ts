@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler';
+import { type Serializer, type SerializerFactory, SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
@@ -67,6 +68,27 @@ function buildValidatorCompiler(externalSchemas: unknown) {
   return (route: { schema: object; method: string; url: string; httpPart?: string }) =>
     route.httpPart === 'body' ? bodyCompiler(route) : rejectNonFinite(paramsCompiler(route) as Validate);
 }
+
+/**
+ * Response serializers, one per distinct schema: every route declares the same shared error
+ * responses (400, 401, 403, 404, 429, ...), and fast-json-stringify re-checks every shared schema
+ * for each serializer it builds. Building each distinct schema once takes ~60% off an app's start
+ * (200+ builds to a few dozen); a serializer depends only on its schema and the shared schemas.
+ */
+const serializerSelector = SerializerSelector();
+const buildSerializerCompiler: SerializerFactory = (externalSchemas, options) => {
+  const compile = serializerSelector(externalSchemas, options);
+  const built = new Map<string, Serializer>();
+  return (route) => {
+    const key = JSON.stringify(route.schema);
+    let serializer = built.get(key);
+    if (!serializer) {
+      serializer = compile(route);
+      built.set(key, serializer);
+    }
+    return serializer;
+  };
+};
 
 type Validate = FastifyValidationResult & { schemaEnv?: unknown };
 
@@ -136,7 +158,12 @@ export async function buildApp(config: AppConfig): Promise<App> {
     logController: new RequestLogController(),
     // Fastify's own 503 while closing has its own body; ours (below) uses the error envelope.
     return503OnClosing: false,
-    schemaController: { compilersFactory: { buildValidator: buildValidatorCompiler as unknown as ValidatorFactory } },
+    schemaController: {
+      compilersFactory: {
+        buildValidator: buildValidatorCompiler as unknown as ValidatorFactory,
+        buildSerializer: buildSerializerCompiler,
+      },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
