@@ -9,7 +9,10 @@ import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 export async function findTeam(db: Database, id: string, options: { lock?: boolean } = {}): Promise<TeamRow | undefined> {
   const query = db.select().from(teams).where(eq(teams.id, id));
   // Locking the team row serializes every membership change of the team (the last-owner rule).
-  const [row] = options.lock ? await query.for('update') : await query;
+  // NO KEY UPDATE, not UPDATE: a catalog write holding a member row FOR SHARE (withCurrentRole)
+  // then inserts a pack or collectible, whose foreign-key check takes the team row FOR KEY SHARE;
+  // FOR UPDATE would block that check while the membership change waits for the member row.
+  const [row] = options.lock ? await query.for('no key update') : await query;
   return row;
 }
 

@@ -78,3 +78,30 @@ t.test('an editor removed while its collectible edit waits does not edit', async
   const read = await call(app, 'GET', `/api/admin/collectibles/${collectibleId}`, staff.owner);
   t.equal(read.json().data.name, 'Card', 'unchanged');
 });
+
+t.test('a catalog write holding its member row and a membership change of the same team do not deadlock', async (t) => {
+  const app = await buildTestApp(t);
+  const staff = await staffedTeam(app, 'order');
+  const teamId = staff.team.id;
+  // What createPack and createCollectible do, step by step: the caller's member row FOR SHARE
+  // (withCurrentRole), then the insert, whose foreign-key check locks the team row FOR KEY SHARE.
+  let memberLocked: () => void = () => {};
+  const isLocked = new Promise<void>((resolve) => (memberLocked = resolve));
+  let insert: () => void = () => {};
+  const insertNow = new Promise<void>((resolve) => (insert = resolve));
+  const writer = app.db.transaction(async (tx) => {
+    await tx.execute(sql`select role from team_admins where team_id = ${teamId} and user_id = 'order-editor' for share`);
+    memberLocked();
+    await insertNow;
+    await tx.execute(sql`select id from teams where id = ${teamId} for key share nowait`);
+  });
+  await isLocked;
+  // The owner demotes that editor: the team row locked, then the member row, which waits.
+  const change = call(app, 'PATCH', membersUrl(teamId, 'order-editor'), staff.owner, { payload: { role: 'viewer' } });
+  await someoneWaitsForALock(app);
+  insert();
+  await t.resolves(writer, "the foreign-key check's lock on the team row is granted at once, so neither waits for the other");
+  const res = await change;
+  t.equal(res.statusCode, 200, 'and the membership change completes once the write commits');
+  t.equal(res.json().data.role, 'viewer');
+});
