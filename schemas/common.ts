@@ -84,7 +84,6 @@ export const ERROR_STATUS_DESCRIPTIONS = {
   413: 'Body too large',
   414: 'A path parameter is too long',
   415: 'Unsupported content type',
-  422: 'Idempotency key reused with another body',
   429: 'Rate limited; see Retry-After',
   500: 'Internal error (details are in the server log under the request id)',
   503: 'Not ready, overloaded or shutting down',

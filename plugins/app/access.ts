@@ -4,9 +4,10 @@ import { errorResponses } from '../../schemas/common.js';
 
 /**
  * Default deny: every route declares who may call it, `config: { auth: 'public' | 'user' |
- * 'admin' }`, and the app refuses to start with a route that does not. Registered before any
- * other plugin, so no route escapes it whatever the registration order; the guard it adds looks
- * up `authenticate` when a request arrives, so it does not depend on when the auth plugin loads.
+ * 'admin' }`, and the app refuses to start with a route that does not. Registered before every
+ * plugin that adds routes, so no route escapes it whatever the registration order; the guard it
+ * adds looks up `authenticate` when a request arrives, so it does not depend on when the auth
+ * plugin loads.
  *
  * The guard runs as a preParsing hook: after every onRequest hook (the rate limit counts a flood
  * of bad tokens first) and before the body is read or parsed.

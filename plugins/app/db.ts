@@ -28,7 +28,10 @@ export interface DatabaseHandle {
    * stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void, onGap: () => void): Promise<() => Promise<void>>;
-  /** Resolves when the database answers a query within `timeoutMs`; never leaves the query behind. */
+  /**
+   * Resolves when the database answers a query within `timeoutMs`, else rejects. A query sent is
+   * ended by its own read timeout; one still waiting for a pool connection runs when it gets one.
+   */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }

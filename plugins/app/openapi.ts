@@ -56,7 +56,6 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; code: string; message
   413: { name: 'PayloadTooLarge', code: 'payload_too_large', message: 'The request body is too large.' },
   414: { name: 'UriTooLong', code: 'uri_too_long', message: 'A path parameter is too long.' },
   415: { name: 'UnsupportedMediaType', code: 'unsupported_media_type', message: 'The request body must be sent as application/json.' },
-  422: { name: 'UnprocessableContent', code: 'idempotency_key_reused', message: 'This Idempotency-Key was used with another request body.' },
   429: { name: 'TooManyRequests', code: 'rate_limited', message: 'Too many requests: the limit is 300 per 1 minute. Retry after 42 s.' },
   500: { name: 'InternalError', code: 'internal_error', message: 'Something went wrong on our side. The request id helps us find it.' },
   503: { name: 'ServiceUnavailable', code: 'overloaded', message: 'The service is overloaded; try again shortly.' },

@@ -70,7 +70,7 @@ async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
     ttl: 10 * 60_000,
   });
   // Tokens with made-up key ids must not turn into one JWKS fetch each. A key id found missing
-  // is remembered for a minute; lookups of key ids not in the cache draw from a small token
+  // is remembered for 30 s; lookups of key ids not in the cache draw from a small token
   // bucket. Past it the answer is 503 with Retry-After (never a wrong 401): a valid token with
   // a newly rotated key succeeds on retry. Bursts with one new key id share one fetch, since
   // get-jwks caches the pending lookup.
