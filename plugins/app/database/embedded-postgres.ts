@@ -201,6 +201,11 @@ async function describeProcess(pid: number): Promise<{ args: string[]; ppid: num
   }
 }
 
+function isPostgresServer(args: string[]): boolean {
+  const program = (args[0] ?? '').split('/').pop();
+  return program === 'postgres' || program === 'postmaster';
+}
+
 type ExistingServer =
   | { state: 'none' }
   /** The pid file names a process that is gone or is no PostgreSQL of this folder (a reused pid). */
@@ -216,8 +221,13 @@ async function inspectExistingServer(clusterDir: string): Promise<ExistingServer
   const { pid } = pidFile;
   if (pid === process.pid || !isAlive(pid)) return { state: 'stale', pid };
   const info = await describeProcess(pid);
-  const dataArg = info?.args.indexOf('-D') ?? -1;
-  if (!info || dataArg < 0 || resolve(info.args[dataArg + 1] ?? '') !== clusterDir) return { state: 'stale', pid };
+  // A live process that cannot be read is left alone: removing the pid file of a running server
+  // would let a second one start on the folder.
+  if (!info) return isAlive(pid) ? { state: 'foreign', pid } : { state: 'stale', pid };
+  const dataArg = info.args.indexOf('-D');
+  // A PostgreSQL started with PGDATA names no folder: it may serve this one.
+  if (dataArg < 0) return isPostgresServer(info.args) ? { state: 'foreign', pid } : { state: 'stale', pid };
+  if (resolve(info.args[dataArg + 1] ?? '') !== clusterDir) return { state: 'stale', pid };
   const owner = info.args.map((arg) => arg.startsWith(`${OWNER_SETTING}=`) && Number(arg.slice(OWNER_SETTING.length + 1))).find(Boolean);
   if (!owner) return { state: 'foreign', pid };
   // A child is re-parented when its parent dies, so a live owner is still the server's parent.
@@ -371,7 +381,9 @@ async function spawnServer(
     const pidFile = await readPidFile(clusterDir);
     if (pidFile && pidFile.pid === child.pid && pidFile.ready) break;
     if (Date.now() > deadline) {
+      // Gone before the caller looks at the folder again, so it does not find its own server there.
       child.kill('SIGQUIT');
+      await waitForExit(child, 5000);
       throw new EmbeddedPostgresError(`PostgreSQL did not become ready within ${START_TIMEOUT_MS / 1000} s.`);
     }
     await new Promise((wait) => setTimeout(wait, 20));

