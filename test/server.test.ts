@@ -33,7 +33,7 @@ function readUntilClosed(socket: Socket, timeoutMs: number): Promise<{ data: str
 
 async function halfSentRequestAcrossSigterm(t: Test, env: Record<string, string>, databaseClosed: () => Promise<boolean>) {
   const server = startServerProcess(env);
-  t.teardown(() => server.child.kill('SIGKILL'));
+  t.teardown(() => server.stop());
   const port = Number(new URL(await server.listening).port);
   const socket = connect(port, '127.0.0.1');
   await new Promise((resolve) => socket.once('connect', resolve));

@@ -21,6 +21,11 @@ export interface ServerProcess {
   listening: Promise<string>;
   /** The exit code (null when a signal ended it) and when it came. */
   exited: Promise<{ code: number | null; at: number }>;
+  /**
+   * For teardown: SIGTERM, then SIGKILL if it has not exited within 15 s. A SIGKILL alone would
+   * leave its embedded PostgreSQL running after the test removed the folder.
+   */
+  stop(): Promise<void>;
 }
 
 /**
@@ -46,7 +51,14 @@ export function startServerProcess(env: Record<string, string>, wrap: string[] =
     void exited.then(({ code }) => reject(new Error(`server exited with ${code}: ${output.slice(-2000)}`)));
   });
   listening.catch(() => {});
-  return { child, output: () => output, listening, exited };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { child, output: () => output, listening, exited, stop };
 }
 
 /** A DATA_DIR in a fresh temporary folder, removed at teardown. */

@@ -30,7 +30,7 @@ t.test(
     }
     t.comment(`postmaster pids inside the namespaces: ${pids.join(', ')}`);
     const last = startServerProcess({ DATA_DIR: dataDir });
-    t.teardown(() => last.child.kill('SIGKILL'));
+    t.teardown(() => last.stop());
     const url = await last.listening;
     for (const round of [1, 2]) {
       const res = await fetch(`${url}/api/user`, { headers: bearer(tokenFor(`round-${round}`)) });

@@ -13,7 +13,7 @@ import { onlyEmbedded, postmasterPid, startServerProcess, tempDataDir, waitFor }
 t.test('a second server process on the same data folder exits 1 with a clear message', onlyEmbedded, async (t) => {
   const dataDir = tempDataDir(t);
   const first = startServerProcess({ DATA_DIR: dataDir });
-  t.teardown(() => first.child.kill('SIGKILL'));
+  t.teardown(() => first.stop());
   await first.listening;
   const second = startServerProcess({ DATA_DIR: dataDir });
   t.equal((await second.exited).code, 1);
@@ -27,9 +27,7 @@ t.test('a second server process on the same data folder exits 1 with a clear mes
 t.test('two server processes starting together on a new folder: one serves, one refuses', onlyEmbedded, async (t) => {
   const dataDir = tempDataDir(t);
   const both = [startServerProcess({ DATA_DIR: dataDir }), startServerProcess({ DATA_DIR: dataDir })];
-  t.teardown(() => {
-    for (const server of both) server.child.kill('SIGKILL');
-  });
+  t.teardown(() => Promise.all(both.map((server) => server.stop())));
   const outcomes = await Promise.all(
     both.map((server) => Promise.race([server.listening.then(() => 'serving'), server.exited.then(({ code }) => `exited ${code}`)])),
   );
@@ -54,7 +52,7 @@ t.test('after a SIGKILL, the next start stops the orphaned server, says so, and 
   t.ok(isAlive(orphan), 'PostgreSQL outlives the killed process');
 
   const next = startServerProcess({ DATA_DIR: dataDir });
-  t.teardown(() => next.child.kill('SIGKILL'));
+  t.teardown(() => next.stop());
   const nextUrl = await next.listening;
   t.match(next.output(), /ended without stopping it.*stopping it before starting a new one/);
   t.match(next.output(), /the orphaned server stopped cleanly/);
