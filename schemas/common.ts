@@ -86,7 +86,7 @@ export const ERROR_STATUS_DESCRIPTIONS = {
   415: 'Unsupported content type',
   429: 'Rate limited; see Retry-After',
   500: 'Internal error (details are in the server log under the request id)',
-  503: 'Not ready, overloaded or shutting down',
+  503: 'Not ready, overloaded, shutting down, or the database is unavailable; see Retry-After',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_STATUS_DESCRIPTIONS;
 

@@ -146,8 +146,12 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
   log.info({ engine, server: describeServer(url), version }, engine === 'embedded' ? 'database: embedded PostgreSQL' : 'database: PostgreSQL at DATABASE_URL');
 
   const pool = new pg.Pool({ ...connectionSettings(url), max: 10 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A client losing its connection must not crash the process. Idle ones are reported by the
+  // pool, which replaces them; one checked out by a request emits the error itself, and its query
+  // fails with it (the request answers 503), so the event only needs a listener. The pool drops
+  // the broken client when it is released.
   pool.on('error', (error) => log.error({ err: error }, 'idle PostgreSQL connection failed'));
+  pool.on('connect', (client) => client.on('error', (error) => log.warn({ err: error }, 'PostgreSQL connection lost')));
   const orm = drizzle({ client: pool, schema }) as unknown as Database;
 
   const listeners = new Set<() => Promise<void>>();

@@ -192,6 +192,15 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
       internal: false,
     };
   }
+  if (isDatabaseUnavailable(error)) {
+    // Logged with its stack like an internal error, but the caller can act on it: retry.
+    return {
+      statusCode: 503,
+      body: envelope('database_unavailable', 'The database is busy or unreachable; retry shortly.'),
+      headers: { 'retry-after': '2' },
+      internal: true,
+    };
+  }
   if (status >= 400 && status < 500) {
     // Another plugin's client error: keep its status, never leak its internals.
     const code = status === 404 ? 'not_found' : status === 408 ? 'request_timeout' : 'bad_request';
@@ -203,6 +212,26 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
     headers: {},
     internal: true,
   };
+}
+
+/**
+ * SQLSTATE classes and codes that say the database could not do the work now, not that the
+ * request or the code is wrong: connection failures (08), insufficient resources (53), operator
+ * intervention such as a terminated session or a statement timeout (57), lock and serialization
+ * conflicts that outlasted their retries (40001, 40P01, 55P03), an idle transaction cut off
+ * (25P03). Drizzle wraps the driver's error: its code is on `cause`.
+ */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03|25P03)$/;
+/** Errors of the pg driver itself: no connection within the pool's wait, a query past its read timeout, a dropped socket. */
+const UNAVAILABLE_DRIVER_MESSAGE = /timeout exceeded when trying to connect|Query read timeout|Connection terminated|ECONNREFUSED|ECONNRESET/;
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 3; depth++) {
+    if (typeof current.code === 'string' && UNAVAILABLE_SQLSTATE.test(current.code)) return true;
+    if (typeof current.message === 'string' && UNAVAILABLE_DRIVER_MESSAGE.test(current.message)) return true;
+    current = current.cause as typeof current;
+  }
+  return false;
 }
 
 /** Client-error messages from plugins are short sentences; cap them and drop anything multi-line. */

@@ -1,46 +1,15 @@
-import { eq, type SQL, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import t from 'tap';
-import type { App } from '../../../../app.js';
 import { packs } from '../../../../db/schema.js';
 import { buildTestApp } from '../../../support/app.js';
 import { packAction, packInStatus } from '../../../support/catalog.js';
+import { holdLock, someoneWaitsForALock } from '../../../support/locks.js';
 import { call, membersUrl, staffedTeam } from '../../../support/teams.js';
 
 /**
  * A catalog write decides with the caller's role as it is when the write holds its locks, not as
  * it was when the request arrived: an editor demoted while its publish waited must not publish.
  */
-
-/** Runs `statement` (a SELECT ... FOR UPDATE) in a transaction of its own, holding its locks until `release`. */
-async function holdLock(app: App, statement: SQL): Promise<{ release: () => Promise<void> }> {
-  let release: () => void = () => {};
-  let locked: () => void = () => {};
-  const isLocked = new Promise<void>((resolve) => (locked = resolve));
-  const done = app.db.transaction(async (tx) => {
-    await tx.execute(statement);
-    locked();
-    await new Promise<void>((resolve) => (release = resolve));
-  });
-  await isLocked;
-  return {
-    release: async () => {
-      release();
-      await done;
-    },
-  };
-}
-
-/** Resolves once some session of this database waits for a lock (the request under test). */
-async function someoneWaitsForALock(app: App): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const result = (await app.db.orm.execute(
-      sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as unknown as { rows: { waiting: number }[] };
-    if ((result.rows[0]?.waiting ?? 0) > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('no session ever waited for the lock');
-}
 
 t.test('an editor demoted to viewer while its publish waits for the pack lock does not publish', async (t) => {
   const app = await buildTestApp(t);
