@@ -31,8 +31,13 @@ function readUntilClosed(socket: Socket, timeoutMs: number): Promise<{ data: str
   });
 }
 
-async function halfSentRequestAcrossSigterm(t: Test, env: Record<string, string>, databaseClosed: () => Promise<boolean>) {
-  const server = startServerProcess(env);
+async function halfSentRequestAcrossSigterm(
+  t: Test,
+  env: Record<string, string>,
+  databaseClosed: () => Promise<boolean>,
+  how: 'SIGTERM to the process' | 'SIGINT to its process group' = 'SIGTERM to the process',
+) {
+  const server = startServerProcess(env, [], { processGroup: how === 'SIGINT to its process group' });
   t.teardown(() => server.stop());
   const port = Number(new URL(await server.listening).port);
   const socket = connect(port, '127.0.0.1');
@@ -44,7 +49,8 @@ async function halfSentRequestAcrossSigterm(t: Test, env: Record<string, string>
   );
   await new Promise((resolve) => setTimeout(resolve, 200));
   const signalled = Date.now();
-  server.child.kill('SIGTERM');
+  if (how === 'SIGTERM to the process') server.child.kill('SIGTERM');
+  else process.kill(-(server.child.pid as number), 'SIGINT');
   await new Promise((resolve) => setTimeout(resolve, 200));
   const response = readUntilClosed(socket, 9000);
   socket.write(body.slice(half));
@@ -80,4 +86,17 @@ t.test('SIGTERM with a half-sent request on a kept-open connection: answered, cl
   const dataDir = tempDataDir(t);
   const server = await halfSentRequestAcrossSigterm(t, { DATA_DIR: dataDir }, async () => !existsSync(join(dataDir, 'postgres', 'postmaster.pid')));
   t.match(server.output(), /embedded PostgreSQL: stopped/, 'stopped by the shutdown, not by the exit hook');
+});
+
+t.test('Ctrl-C in a terminal (SIGINT to the whole process group) with a half-sent request: the embedded PostgreSQL outlives it', onlyEmbedded, async (t) => {
+  // The terminal signals every process of the job. PostgreSQL runs in a session of its own, so it
+  // keeps serving the request in flight and is stopped by the shutdown, after it.
+  const dataDir = tempDataDir(t);
+  const server = await halfSentRequestAcrossSigterm(
+    t,
+    { DATA_DIR: dataDir },
+    async () => !existsSync(join(dataDir, 'postgres', 'postmaster.pid')),
+    'SIGINT to its process group',
+  );
+  t.match(server.output(), /embedded PostgreSQL: stopped/);
 });

@@ -30,13 +30,16 @@ export interface ServerProcess {
 
 /**
  * Starts `server.ts` with a minimal environment plus `env`; `wrap` prefixes the command (for
- * example `unshare` to run it in a PID namespace of its own).
+ * example `unshare` to run it in a PID namespace of its own). `processGroup` makes it the leader
+ * of a process group of its own, as a shell does for a job: `process.kill(-pid, signal)` then
+ * signals the group, as Ctrl-C in a terminal does.
  */
-export function startServerProcess(env: Record<string, string>, wrap: string[] = []): ServerProcess {
+export function startServerProcess(env: Record<string, string>, wrap: string[] = [], options: { processGroup?: boolean } = {}): ServerProcess {
   const command = [...wrap, process.execPath, '--import', 'tsx', 'server.ts'];
   const child = spawn(command[0] as string, command.slice(1), {
     cwd: projectRoot,
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_DATA: 'false', AUTH_JWT_SECRET: TEST_SECRET, ...env },
+    detached: options.processGroup ?? false,
   });
   let output = '';
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));

@@ -352,7 +352,9 @@ async function spawnServer(
       // Only what PostgreSQL needs: the service's secrets stay out of its environment.
       env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' },
       stdio: ['ignore', 'ignore', logFile ?? 'pipe'],
-      detached: options.detached,
+      // A session of its own: Ctrl-C in a terminal signals the whole job, and PostgreSQL must keep
+      // serving the requests in flight until the shutdown stops it, after them.
+      detached: true,
     },
   );
   if (logFile !== undefined) closeSync(logFile);
