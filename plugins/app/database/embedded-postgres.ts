@@ -489,7 +489,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       }
     }
     const server = child;
+    let stopRequested = false;
+    // Requests fail with 503 and readiness reports it; the log says why.
+    server.once('exit', (code, signal) => {
+      if (!stopRequested) log.error({ code, signal, dataDir }, 'embedded PostgreSQL exited unexpectedly; restart the service');
+    });
     const stopServer = async () => {
+      stopRequested = true;
       if (await waitForExit(server, 0)) return;
       server.kill('SIGINT');
       if (!(await waitForExit(server, STOP_TIMEOUT_MS))) {
@@ -500,6 +506,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     };
     // An exit without stop() (an uncaught error, the shutdown timeout) still asks the server to stop.
     const stopOnExit = () => {
+      stopRequested = true;
       if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
     };
     if (!options.detached) process.once('exit', stopOnExit);

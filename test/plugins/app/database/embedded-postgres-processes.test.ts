@@ -64,3 +64,19 @@ t.test('after a SIGKILL, the next start stops the orphaned server, says so, and 
   t.equal((await next.exited).code, 0);
   t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'SIGTERM stopped PostgreSQL too');
 });
+
+t.test('PostgreSQL dying under a running service: logged, requests answer 503, readiness fails', onlyEmbedded, async (t) => {
+  const dataDir = tempDataDir(t);
+  const server = startServerProcess({ DATA_DIR: dataDir });
+  t.teardown(() => server.stop());
+  const url = await server.listening;
+  const postmaster = postmasterPid(dataDir) as number;
+  process.kill(postmaster, 'SIGKILL');
+  await waitFor(() => /exited unexpectedly/.test(server.output()), 'the log line');
+  t.match(server.output(), /"signal":"SIGKILL".*embedded PostgreSQL exited unexpectedly; restart the service/);
+  const res = await fetch(`${url}/api/user`, { headers: bearer(tokenFor('after-crash')) });
+  t.equal(res.status, 503);
+  t.equal(((await res.json()) as { error: { code: string } }).error.code, 'database_unavailable');
+  t.equal((await fetch(`${url}/api/health/ready`)).status, 503, 'readiness says so');
+  t.equal((await fetch(`${url}/api/health`)).status, 200, 'the process itself lives on');
+});
