@@ -36,5 +36,9 @@ export const USER_ROLES = ['user', 'admin'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 export const UserRole = StringEnum(USER_ROLES, { $id: 'UserRole', description: '`admin` makes the user a platform admin' });
 
+/** Where the database runs: reported by readiness and in the start log. */
+export const DATABASE_ENGINES = ['embedded', 'external'] as const;
+export type DatabaseEngine = (typeof DATABASE_ENGINES)[number];
+
 /** The SQL list of an enumeration, for a check constraint: `'draft', 'active', 'archived'`. */
 export const sqlValues = (values: readonly string[]) => values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Envelope, StrictObject } from './common.js';
+import { Envelope, StrictObject, StringEnum } from './common.js';
+import { DATABASE_ENGINES } from './enums.js';
 
 export const Liveness = Envelope(
   StrictObject({
@@ -11,9 +12,7 @@ export const Liveness = Envelope(
 export const Readiness = Envelope(
   StrictObject({
     status: Type.Literal('ready'),
-    database: Type.Unsafe<'embedded' | 'external'>({
-      type: 'string',
-      enum: ['embedded', 'external'],
+    database: StringEnum(DATABASE_ENGINES, {
       description: '`embedded`: the PostgreSQL server the service runs in DATA_DIR; `external`: the one at DATABASE_URL',
     }),
   }),

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import fp from 'fastify-plugin';
 import pg from 'pg';
 import * as schema from '../../db/schema.js';
+import type { DatabaseEngine } from '../../schemas/enums.js';
 import type { AppConfig } from '../external/env.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { MIGRATIONS_FOLDER } from './database/paths.js';
@@ -14,7 +15,7 @@ export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface DatabaseHandle {
   /** `embedded`: the service's own PostgreSQL in DATA_DIR; `external`: the server at DATABASE_URL. */
-  engine: 'embedded' | 'external';
+  engine: DatabaseEngine;
   orm: Database;
   /**
    * Runs `work` in one transaction. A serialization failure or deadlock is retried (the work must

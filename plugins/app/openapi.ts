@@ -1,4 +1,5 @@
 import { ERROR_STATUS_DESCRIPTIONS, type ErrorStatus } from '../../schemas/common.js';
+import { CATALOG_CACHE_CONTROL, CATALOG_CACHE_TTL_MS } from './packs/catalog-cache.js';
 
 /**
  * The last shaping of the OpenAPI document that @fastify/swagger generates from the routes
@@ -40,7 +41,7 @@ export const RESPONSE_HEADERS = {
   'Retry-After': integer('Seconds to wait before retrying'),
   'WWW-Authenticate': text('The bearer challenge (RFC 6750)', 300),
   ETag: text('A strong validator of the body: send it back in If-None-Match to get 304 while nothing changed', 64),
-  'Cache-Control': text('`public, max-age=5`: caches may serve the response for up to 5 seconds', 64),
+  'Cache-Control': text(`\`${CATALOG_CACHE_CONTROL}\`: caches may serve the response for up to ${CATALOG_CACHE_TTL_MS / 1000} seconds`, 64),
 } as const;
 export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 

@@ -28,6 +28,9 @@ const SUPERUSER = 'postgres';
 export const EMBEDDED_DATABASE = 'pack_service';
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+
+/** Only what PostgreSQL's programs need: the service's secrets stay out of their environment. */
+const postgresEnvironment = () => ({ PATH: process.env.PATH ?? '', LC_ALL: 'C' });
 const PORT_ATTEMPTS = 5;
 
 /** A start that cannot succeed, with a message meant for the operator (printed without a stack). */
@@ -291,7 +294,7 @@ async function initCluster(bin: Binaries, clusterDir: string, account: RunAs | u
         '--no-instructions',
         ...(durable ? [] : ['--no-sync']),
       ],
-      { ...account, env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' }, timeout: 300_000 },
+      { ...account, env: postgresEnvironment(), timeout: 300_000 },
     );
     await writeFile(join(staging, PASSWORD_FILE), password, { mode: 0o600 });
   } catch (error) {
@@ -315,7 +318,7 @@ async function initCluster(bin: Binaries, clusterDir: string, account: RunAs | u
 async function stopWithPgCtl(bin: Binaries, clusterDir: string, account: RunAs | undefined): Promise<void> {
   await execFileAsync(bin.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_MS / 1000)], {
     ...account,
-    env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' },
+    env: postgresEnvironment(),
   });
 }
 
@@ -349,8 +352,7 @@ async function spawnServer(
     ],
     {
       ...account,
-      // Only what PostgreSQL needs: the service's secrets stay out of its environment.
-      env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' },
+      env: postgresEnvironment(),
       stdio: ['ignore', 'ignore', logFile ?? 'pipe'],
       // A session of its own: Ctrl-C in a terminal signals the whole job, and PostgreSQL must keep
       // serving the requests in flight until the shutdown stops it, after them.
@@ -499,7 +501,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (await waitForExit(server, 0)) return;
       server.kill('SIGINT');
       if (!(await waitForExit(server, STOP_TIMEOUT_MS))) {
-        log.error('embedded PostgreSQL did not stop within 30 s; sending SIGQUIT');
+        log.error(`embedded PostgreSQL did not stop within ${STOP_TIMEOUT_MS / 1000} s; sending SIGQUIT`);
         server.kill('SIGQUIT');
         await waitForExit(server, 5000);
       }

@@ -67,6 +67,11 @@ const ENTRY_OVERHEAD_BYTES = 200;
 /** Request URLs whose response is known, for answering them before parsing and validation. */
 const URL_INDEX_BYTES = 2 * 1024 * 1024;
 
+/** How long a cached public response may be served: the staleness bound of `available`. */
+export const CATALOG_CACHE_TTL_MS = 5000;
+/** The Cache-Control of public catalog responses: shared caches may keep them as long as we do. */
+export const CATALOG_CACHE_CONTROL = `public, max-age=${CATALOG_CACHE_TTL_MS / 1000}`;
+
 export class CatalogCache {
   readonly #entries: LRUCache<string, CachedResponse>;
   /** request URL → cache key, for URLs already answered through validation and the handler. */

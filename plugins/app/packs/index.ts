@@ -3,12 +3,10 @@ import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastif
 import fp from 'fastify-plugin';
 import { type AuditService, createAuditService } from '../audit/service.js';
 import { type CollectiblesService, createCollectiblesService } from '../collectibles/service.js';
-import { type CachedResponse, CatalogCache, type CatalogEvents, decodeChange, encodeChange, etagMatches, isPublicChange } from './catalog-cache.js';
+import { CATALOG_CACHE_CONTROL, CATALOG_CACHE_TTL_MS, type CachedResponse, CatalogCache, type CatalogEvents, decodeChange, encodeChange, etagMatches, isPublicChange } from './catalog-cache.js';
 import { CATALOG_CHANNEL, notifyCatalogChange } from './repository.js';
 import { createPacksService, type PacksService } from './service.js';
 
-/** How long a cached public response may be served: the staleness bound of `available`. */
-export const CATALOG_CACHE_TTL_MS = 5000;
 /** Enough for every page a busy catalog serves; a flood of forged cursors only evicts. */
 const CATALOG_CACHE_BYTES = 32 * 1024 * 1024;
 
@@ -58,7 +56,7 @@ export default fp(
     fastify.decorate('auditLog', createAuditService(fastify.db));
 
     const send = (request: FastifyRequest, reply: FastifyReply, entry: CachedResponse) => {
-      reply.header('etag', entry.etag).header('cache-control', `public, max-age=${CATALOG_CACHE_TTL_MS / 1000}`);
+      reply.header('etag', entry.etag).header('cache-control', CATALOG_CACHE_CONTROL);
       if (etagMatches(request.headers['if-none-match'], entry.etag)) return reply.code(304).send();
       return reply.type('application/json; charset=utf-8').send(entry.body);
     };

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { listKey, packKey } from '../../../plugins/app/packs/catalog-cache.js';
+import { CATALOG_CACHE_CONTROL, listKey, packKey } from '../../../plugins/app/packs/catalog-cache.js';
 import { errorResponses, WithHeaders } from '../../../schemas/common.js';
 import { PackParams, PublicPackDetail, PublicPackList, PublicPackListQuery } from '../../../schemas/packs.js';
 
 const CACHE_HEADERS = ['ETag', 'Cache-Control'];
 const NotModified = WithHeaders(Type.Null(), CACHE_HEADERS, 'Not modified: the If-None-Match ETag still matches');
-const cacheHeaders = 'Carries `ETag` and `Cache-Control: public, max-age=5`; a matching `If-None-Match` gets 304.';
+const cacheHeaders = `Carries \`ETag\` and \`Cache-Control: ${CATALOG_CACHE_CONTROL}\`; a matching \`If-None-Match\` gets 304.`;
 
 const publicPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
