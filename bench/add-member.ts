@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createSigner } from 'fast-jwt';
 import { teamAdmins, teams, users } from '../db/schema.js';
-import { BENCH_SECRET, benchDatabase, databaseKind, median, percentile, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, percentile, startServer } from './lib.js';
 
 /**
  * The [spec] add-member endpoint: `--count` sequential
@@ -17,7 +16,7 @@ const { values } = parseArgs({
 });
 const kind = databaseKind(values.db);
 const count = Number(values.count);
-const ownerToken = createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench-owner' });
+const ownerToken = benchToken({ sub: 'bench-owner' });
 
 const database = await benchDatabase(kind);
 try {
@@ -30,7 +29,7 @@ try {
   await db.orm.insert(teamAdmins).values({ teamId, userId: 'bench-owner', role: 'owner', addedBy: 'bench', createdAt: now });
   await db.close();
 
-  const server = await startServer({ ...database.env, RATE_LIMIT_MAX: '1000000000' }, 3521);
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV }, 3521);
   try {
     const add = async (userId: string, expected: number) => {
       const started = performance.now();

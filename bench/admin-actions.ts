@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createSigner } from 'fast-jwt';
-import { BENCH_SECRET, benchDatabase, databaseKind, median, percentile, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, percentile, startServer } from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
@@ -17,14 +16,14 @@ const { values } = parseArgs({
 });
 const kind = databaseKind(values.db);
 const count = Number(values.count);
-const token = createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench-admin', role: 'admin' });
+const token = benchToken({ sub: 'bench-admin', role: 'admin' });
 
 const database = await benchDatabase(kind);
 try {
   const db = await database.open();
   const seeded = await seedCatalog(db, { active: 0, archived: 0, drafts: 40 });
   await db.close();
-  const server = await startServer({ ...database.env, AUTH_ADMIN_CLAIM: 'role=admin', RATE_LIMIT_MAX: '1000000000' }, 3511);
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV }, 3511);
   try {
     const post = async (packId: string, body: unknown) => {
       const started = performance.now();

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import { createSigner } from 'fast-jwt';
 import pg from 'pg';
-import { BENCH_SECRET, benchDatabase, databaseKind, median, type RunningServer, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, type RunningServer, startServer } from './lib.js';
 
 /**
  * SIGKILL under write load, then restart and check, `--kills` times, on one database:
@@ -23,7 +22,7 @@ const { values } = parseArgs({
 const kind = databaseKind(values.db);
 const kills = Number(values.kills);
 const writers = Number(values.writers);
-const token = createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench-admin', role: 'admin' });
+const token = benchToken({ sub: 'bench-admin', role: 'admin' });
 const PORT = 3531;
 
 interface Acknowledged {
@@ -114,7 +113,7 @@ async function checkUrl(env: Record<string, string>): Promise<string> {
 
 const database = await benchDatabase(kind);
 try {
-  const env = { ...database.env, AUTH_ADMIN_CLAIM: 'role=admin', RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'error' };
+  const env = { ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: 'error' };
   const acked: Acknowledged = { collectibles: new Map(), packs: new Map(), poolEntries: new Map() };
   const restarts: number[] = [];
   let writes = 0;

@@ -5,10 +5,12 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { createSigner } from 'fast-jwt';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type DatabaseHandle } from '../plugins/app/db.js';
 import { loadConfig } from '../plugins/external/env.js';
+import { DATABASE_ENGINES, type DatabaseEngine } from '../schemas/enums.js';
 
 /**
  * Shared pieces of the benchmarks: a database to run against (a data folder for the embedded
@@ -17,7 +19,13 @@ import { loadConfig } from '../plugins/external/env.js';
  */
 
 export const projectRoot = new URL('..', import.meta.url).pathname;
-export const BENCH_SECRET = 'bench-secret-that-is-long-enough-0123456789';
+const BENCH_SECRET = 'bench-secret-that-is-long-enough-0123456789';
+
+/** A token for the server under test, valid for an hour. */
+export const benchToken = (claims: { sub: string; role?: 'admin' }) =>
+  createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })(claims);
+/** Platform admins carry `role: admin`; the limit is out of reach, so every request is counted but none refused. */
+export const BENCH_SERVER_ENV = { AUTH_ADMIN_CLAIM: 'role=admin', RATE_LIMIT_MAX: '1000000000' };
 
 const noop = () => {};
 const silent = {
@@ -32,7 +40,7 @@ const silent = {
   child: () => silent,
 } as unknown as FastifyBaseLogger;
 
-export type DatabaseKind = 'embedded' | 'external';
+export type DatabaseKind = DatabaseEngine;
 
 export interface BenchDatabase {
   kind: DatabaseKind;
@@ -43,8 +51,8 @@ export interface BenchDatabase {
 
 /** `--db embedded` (the default) or `--db external`; anything else is refused. */
 export function databaseKind(value: string | undefined): DatabaseKind {
-  if (value === undefined || value === 'embedded') return 'embedded';
-  if (value === 'external') return 'external';
+  if (value === undefined) return 'embedded';
+  if ((DATABASE_ENGINES as readonly string[]).includes(value)) return value as DatabaseKind;
   throw new Error(`--db must be embedded or external (got ${value})`);
 }
 

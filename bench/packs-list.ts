@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, startReplayServer, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, startReplayServer, startServer } from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
@@ -37,7 +37,7 @@ try {
   await db.close();
 
   // The rate limiter stays on (its cost is part of the figure) with a limit no benchmark reaches.
-  const server = await startServer({ ...database.env, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: String(values['log-level']) }, 3501);
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) }, 3501);
   const replay = await startReplayServer(`${server.url}/api/packs`, 3502);
   try {
     const serviceUrl = `${server.url}/api/packs`;

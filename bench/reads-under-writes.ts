@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createSigner } from 'fast-jwt';
-import { BENCH_SECRET, benchDatabase, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
@@ -28,7 +27,7 @@ const durationSeconds = Number(values.duration);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 const tool = defaultLoadTool();
-const token = createSigner({ key: BENCH_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench-admin', role: 'admin' });
+const token = benchToken({ sub: 'bench-admin', role: 'admin' });
 
 type Writer = (i: number) => { method: string; path: string; body: unknown };
 
@@ -69,7 +68,7 @@ try {
   const db = await database.open();
   const seeded = await seedCatalog(db, { active: 20, archived: 2000, drafts: 20 });
   await db.close();
-  const server = await startServer({ ...database.env, AUTH_ADMIN_CLAIM: 'role=admin', RATE_LIMIT_MAX: '1000000000' }, 3521);
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV }, 3521);
   try {
     const readUrl = `${server.url}/api/packs`;
     const [extra] = seeded.collectibleIds as [string];
