@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -11,6 +10,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type DatabaseHandle } from '../plugins/app/db.js';
 import { loadConfig } from '../plugins/external/env.js';
 import { DATABASE_ENGINES, type DatabaseEngine } from '../schemas/enums.js';
+import type { ReferenceKind } from './reference-kinds.js';
 
 /**
  * Shared pieces of the benchmarks: a database to run against (a data folder for the embedded
@@ -139,8 +139,14 @@ export async function startServer(env: Record<string, string>, port: number): Pr
   };
 }
 
-/** Records one response of `url` (status, headers, body) and serves exactly it from bare node:http. */
-export async function startReplayServer(url: string, port: number): Promise<{ server: Server; bytes: number }> {
+export interface Recording {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** One response of `url` as the service sends it: status, headers (but framing) and body. */
+export async function recordResponse(url: string): Promise<Recording> {
   const recorded = await fetch(url);
   const body = Buffer.from(await recorded.arrayBuffer());
   const headers: Record<string, string> = {};
@@ -149,15 +155,35 @@ export async function startReplayServer(url: string, port: number): Promise<{ se
     if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)) headers[name] = value;
   });
   headers['content-length'] = String(body.length);
-  const server = createServer((_request, response) => {
-    response.writeHead(recorded.status, headers);
-    response.end(body);
+  return { status: recorded.status, headers, body };
+}
+
+/**
+ * A server answering every request with `recording` (bench/reference-server.ts), in a process of
+ * its own so that its CPU time can be read apart from everything else's.
+ */
+export async function startReferenceServer(kind: ReferenceKind, recording: Recording, port: number): Promise<{ child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
+    cwd: projectRoot,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      REFERENCE_KIND: kind,
+      PORT: String(port),
+      REPLAY: JSON.stringify({ status: recording.status, headers: recording.headers, body: recording.body.toString('base64') }),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { server, bytes: body.length };
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`${kind} reference server exited with ${code}`)));
+  });
+  child.disconnect();
+  return { child, stop: () => child.kill() };
 }
 
 export interface LoadResult {
+  requests: number;
   requestsPerSecond: number;
   p50: number;
   p99: number;
@@ -192,6 +218,7 @@ async function loadWithWrk(url: string, options: { connections: number; duration
   const number = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? Number.NaN);
   const latency = (percent: string) => parseWrkDuration(new RegExp(`^\\s+${percent}%\\s+(\\S+)`, 'm').exec(output)?.[1] ?? '');
   return {
+    requests: number(/(\d+) requests in/),
     requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/),
     p50: latency('50'),
     p99: latency('99'),
@@ -211,6 +238,7 @@ export async function load(
     duration: options.durationSeconds,
   });
   return {
+    requests: result.requests.total,
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -218,6 +246,18 @@ export async function load(
     errors: result.errors,
   };
 }
+
+/**
+ * CPU time (user + system, in microseconds) a process has used so far, from /proc: divided by the
+ * requests it served, what one request costs that server, whatever the load generator did.
+ */
+export function processCpuMicros(pid: number): number {
+  // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+}
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, is 100 on every architecture Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,15 +1,21 @@
 import { parseArgs } from 'node:util';
-import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, startReplayServer, startServer } from './lib.js';
+import type { ChildProcess } from 'node:child_process';
+import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, processCpuMicros, recordResponse, startReferenceServer, startServer } from './lib.js';
+import { REFERENCE_KINDS, type ReferenceKind } from './reference-kinds.js';
 import { seedCatalog } from './seed.js';
 
 /**
  * GET /api/packs under load: the built server with
  * `--active` active and `--archived` archived packs, against a bare node:http server replaying
- * the identical response (status, headers, body), side by side in one process tree:
- *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--tool wrk|autocannon]
+ * the identical response (status, headers, body), each in a process of its own:
+ *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3]
+ *     [--tool wrk|autocannon] [--references fastify,fastify-rate-limit]
+ * `--references` adds servers replaying the same response from a bare Fastify app, with and
+ * without @fastify/rate-limit (bench/reference-server.ts): what the framework and the limiter
+ * cost on their own.
  * wrk (`apt-get install wrk`) is the default when installed: autocannon, on the same two cores,
  * saturates before a bare node:http server does, which flatters every ratio.
- * Rounds alternate service and reference so machine noise hits both alike.
+ * Each server's CPU time per request is reported beside its throughput, read from /proc.
  */
 
 const { values } = parseArgs({
@@ -22,6 +28,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'log-level': { type: 'string', default: 'info' },
     tool: { type: 'string' },
+    references: { type: 'string', default: 'node' },
   },
 });
 const tool: LoadTool = values.tool === 'autocannon' || values.tool === 'wrk' ? values.tool : defaultLoadTool();
@@ -29,6 +36,10 @@ const kind = databaseKind(values.db);
 const connections = Number(values.connections);
 const durationSeconds = Number(values.duration);
 const rounds = Number(values.rounds);
+const listed = String(values.references).split(',') as ReferenceKind[];
+if (listed.some((name) => !REFERENCE_KINDS.includes(name))) throw new Error(`--references: a list of ${REFERENCE_KINDS.join(', ')}`);
+// Bare node:http always runs, first: every ratio is taken against it.
+const referenceKinds: ReferenceKind[] = ['node', ...new Set(listed.filter((name) => name !== 'node'))];
 
 const database = await benchDatabase(kind);
 try {
@@ -38,33 +49,51 @@ try {
 
   // The rate limiter stays on (its cost is part of the figure) with a limit no benchmark reaches.
   const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) }, 3501);
-  const replay = await startReplayServer(`${server.url}/api/packs`, 3502);
+  const recording = await recordResponse(`${server.url}/api/packs`);
+  const references = await Promise.all(referenceKinds.map((name, index) => startReferenceServer(name, recording, 3502 + index)));
+  const targets: { name: string; url: string; process: ChildProcess }[] = [
+    { name: 'service', url: `${server.url}/api/packs`, process: server.child },
+    ...referenceKinds.map((name, index) => ({
+      name: { node: 'bare node:http replay', fastify: 'bare Fastify replay', 'fastify-rate-limit': 'bare Fastify + @fastify/rate-limit' }[name],
+      url: `http://127.0.0.1:${3502 + index}/api/packs`,
+      process: (references[index] as { child: ChildProcess }).child,
+    })),
+  ];
   try {
-    const serviceUrl = `${server.url}/api/packs`;
-    const referenceUrl = 'http://127.0.0.1:3502/api/packs';
-    await load(serviceUrl, { connections, durationSeconds: 2, tool });
-    await load(referenceUrl, { connections, durationSeconds: 2, tool });
+    for (const target of targets) await load(target.url, { connections, durationSeconds: 2, tool });
 
-    const service: LoadResult[] = [];
-    const reference: LoadResult[] = [];
+    type Round = LoadResult & { cpuMicrosPerRequest: number };
+    const measure = async (target: (typeof targets)[number]): Promise<Round> => {
+      const cpuBefore = processCpuMicros(target.process.pid as number);
+      const result = await load(target.url, { connections, durationSeconds, tool });
+      return { ...result, cpuMicrosPerRequest: (processCpuMicros(target.process.pid as number) - cpuBefore) / result.requests };
+    };
+    // Rounds alternate between the servers, so that the machine's changes of speed hit them alike.
+    const results: Round[][] = targets.map(() => []);
     for (let round = 0; round < rounds; round++) {
-      service.push(await load(serviceUrl, { connections, durationSeconds, tool }));
-      reference.push(await load(referenceUrl, { connections, durationSeconds, tool }));
+      for (const [index, target] of targets.entries()) results[index]?.push(await measure(target));
     }
-    const mean = (results: LoadResult[], key: keyof LoadResult) => results.reduce((sum, r) => sum + r[key], 0) / results.length;
-    const ratio = mean(service, 'requestsPerSecond') / mean(reference, 'requestsPerSecond');
-    console.log(`GET /api/packs on ${kind}: ${values.active} active + ${values.archived} archived packs, body ${replay.bytes} bytes,`);
-    console.log(`${tool}, ${connections} connections, ${rounds} x ${durationSeconds} s per side, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
-    console.log('| server | req/s (mean) | p50 ms | p99 ms (worst round) | non-2xx | errors |');
-    console.log('|---|---|---|---|---|---|');
-    for (const [name, results] of [['service', service], ['bare node:http replay', reference]] as const) {
+    const mean = (of: Round[], key: keyof Round) => of.reduce((sum, r) => sum + r[key], 0) / of.length;
+    const bare = results[1] as Round[];
+    const ratios = (of: Round[]) => {
+      const throughput = mean(of, 'requestsPerSecond') / mean(bare, 'requestsPerSecond');
+      const perRound = of.map((r, i) => (r.requestsPerSecond / (bare[i] as Round).requestsPerSecond).toFixed(2)).join(', ');
+      const cpu = mean(bare, 'cpuMicrosPerRequest') / mean(of, 'cpuMicrosPerRequest');
+      return `${throughput.toFixed(2)} (${perRound}) | ${cpu.toFixed(2)}`;
+    };
+    console.log(`GET /api/packs on ${kind}: ${values.active} active + ${values.archived} archived packs, body ${recording.body.length} bytes,`);
+    console.log(`${tool}, ${connections} connections, ${rounds} x ${durationSeconds} s per server, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
+    console.log('| server | req/s (mean) | CPU µs per request | ratio to bare node:http (rounds) | CPU ratio | p50 ms | p99 ms (worst round) | non-2xx | errors |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    for (const [index, target] of targets.entries()) {
+      const of = results[index] as Round[];
       console.log(
-        `| ${name} | ${Math.round(mean(results, 'requestsPerSecond'))} | ${mean(results, 'p50').toFixed(1)} | ${Math.max(...results.map((r) => r.p99))} | ${results.reduce((s, r) => s + r.non2xx, 0)} | ${results.reduce((s, r) => s + r.errors, 0)} |`,
+        `| ${target.name} | ${Math.round(mean(of, 'requestsPerSecond'))} | ${mean(of, 'cpuMicrosPerRequest').toFixed(1)} | ${ratios(of)} | ${mean(of, 'p50').toFixed(1)} | ${Math.max(...of.map((r) => r.p99))} | ${of.reduce((s, r) => s + r.non2xx, 0)} | ${of.reduce((s, r) => s + r.errors, 0)} |`,
       );
     }
-    console.log(`\nratio service / bare: ${ratio.toFixed(2)} (rounds: ${service.map((s, i) => (s.requestsPerSecond / (reference[i] as LoadResult).requestsPerSecond).toFixed(2)).join(', ')})`);
+    console.log('\nCPU ratio: CPU time per request of the bare node:http replay / of the server, from /proc.');
   } finally {
-    replay.server.close();
+    for (const reference of references) reference.stop();
     await server.stop();
   }
 } finally {
