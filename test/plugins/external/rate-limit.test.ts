@@ -264,11 +264,11 @@ t.test('Redis unreachable: rate-limited requests are not held up by the store', 
   // More than RATE_LIMIT_MAX: with the store down nothing is counted, so none is limited either.
   // A command queued for the store would wait for it forever: each request gets 10 s to answer.
   for (let i = 0; i < 5; i++) {
-    const res = await Promise.race([getUser(app, token), sleep(10_000).then(() => undefined)]);
+    const res = await Promise.race([getUser(app, token), sleep(10_000, undefined, { ref: false }).then(() => undefined)]);
     t.equal(res?.statusCode, 200, `request #${i + 1} answered 200, not held up`);
     if (!res) break;
   }
   // Unknown routes (limited through app.rateLimit()) are not held up either.
-  const missing = await Promise.race([app.inject({ method: 'GET', url: '/api/nope' }), sleep(10_000).then(() => undefined)]);
+  const missing = await Promise.race([app.inject({ method: 'GET', url: '/api/nope' }), sleep(10_000, undefined, { ref: false }).then(() => undefined)]);
   t.equal(missing?.statusCode, 404, 'a 404, not held up');
 });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,8 +89,14 @@ for (const startedWith of ['-D', 'PGDATA'] as const) {
     // With PGDATA the command line names no folder: the service cannot tell which one it serves.
     const folder = startedWith === '-D' ? ['-D', cluster] : [];
     const command = [...asPostgres, postgres, ...folder, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
-    const foreign = spawn(command[0] as string, command.slice(1), { stdio: 'ignore', env: { PATH: process.env.PATH, PGDATA: cluster } });
-    t.teardown(() => foreign.kill('SIGINT'));
+    // In a process group of its own: runuser does not pass SIGINT on, so the group is signalled.
+    const foreign = spawn(command[0] as string, command.slice(1), { stdio: 'ignore', detached: true, env: { PATH: process.env.PATH, PGDATA: cluster } });
+    t.teardown(async () => {
+      if (foreign.exitCode !== null || foreign.signalCode !== null) return;
+      const exited = once(foreign, 'exit');
+      process.kill(-(foreign.pid as number), 'SIGINT');
+      await exited;
+    });
     await waitFor(() => postmasterPid(dataDir) !== undefined && readFileSync(join(cluster, 'postmaster.pid'), 'utf8').includes('ready'), 'the foreign server');
     const foreignPid = postmasterPid(dataDir) as number;
     await t.rejects(buildTestApp(t, { DATA_DIR: dataDir }), { name: 'EmbeddedPostgresError', message: /did not start.*pg_ctl stop -D/ });
