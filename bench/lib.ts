@@ -14,8 +14,9 @@ import type { ReferenceKind } from './reference-kinds.js';
 
 /**
  * Shared pieces of the benchmarks: a database to run against (a data folder for the embedded
- * PostgreSQL, or a fresh database on the external server), the built server as a child process, a bare node:http server replaying
- * a recorded response, and autocannon runs. Everything talks to 127.0.0.1 only.
+ * PostgreSQL, or a fresh database on the external server), the built server as a child process,
+ * reference servers replaying a recorded response (bench/reference-server.ts), load runs (wrk or
+ * autocannon) and CPU time from /proc. Everything talks to 127.0.0.1 only.
  */
 
 export const projectRoot = new URL('..', import.meta.url).pathname;
