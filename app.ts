@@ -73,21 +73,21 @@ function buildValidatorCompiler(externalSchemas: unknown) {
  * Response serializers, one per distinct schema: every route declares the same shared error
  * responses (400, 401, 403, 404, 429, ...), and fast-json-stringify re-checks every shared schema
  * for each serializer it builds. Building each distinct schema once takes ~60% off an app's start
- * (200+ builds to a few dozen). A serializer is a pure function of its schema, the shared schemas
- * and the options, so the ones built are kept for the process: a second app built in the same
- * process (every test file builds several) compiles none again.
+ * (200+ builds to a few dozen). Without serializer options (the app sets none), a serializer
+ * depends only on its schema and the shared schemas, so the ones built are kept for the process:
+ * a second app built in the same process (every test file builds several) compiles none again.
  */
 const serializerSelector = SerializerSelector();
-const serializersBuilt = new Map<string, Map<string, Serializer>>();
+const serializersByContext = new Map<string, Map<string, Serializer>>();
 const buildSerializerCompiler: SerializerFactory = (externalSchemas, options) => {
   const compile = serializerSelector(externalSchemas, options);
-  const contextKey = JSON.stringify([externalSchemas, options ?? null]);
-  let built = serializersBuilt.get(contextKey);
-  if (!built) {
-    built = new Map();
-    serializersBuilt.set(contextKey, built);
+  // Options may hold functions, which a JSON key cannot tell apart: with options, one app's map.
+  let serializers = new Map<string, Serializer>();
+  if (options === undefined) {
+    const contextKey = JSON.stringify(externalSchemas);
+    serializers = serializersByContext.get(contextKey) ?? serializers;
+    serializersByContext.set(contextKey, serializers);
   }
-  const serializers = built;
   return (route) => {
     const key = JSON.stringify(route.schema);
     let serializer = serializers.get(key);

@@ -146,7 +146,7 @@ export interface Recording {
   body: Buffer;
 }
 
-/** One response of `url` as the service sends it: status, headers (but framing) and body. */
+/** One response of `url` as the service sends it: status, headers except the framing ones, and body. */
 export async function recordResponse(url: string): Promise<Recording> {
   const recorded = await fetch(url);
   const body = Buffer.from(await recorded.arrayBuffer());
@@ -163,7 +163,7 @@ export async function recordResponse(url: string): Promise<Recording> {
  * A server answering every request with `recording` (bench/reference-server.ts), in a process of
  * its own so that its CPU time can be read apart from everything else's.
  */
-export async function startReferenceServer(kind: ReferenceKind, recording: Recording, port: number): Promise<{ child: ChildProcess; stop(): void }> {
+export async function startReferenceServer(kind: ReferenceKind, recording: Recording, port: number): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
     cwd: projectRoot,
     env: {
@@ -175,12 +175,21 @@ export async function startReferenceServer(kind: ReferenceKind, recording: Recor
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
+    child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${kind} reference server exited with ${code}`)));
   });
   child.disconnect();
-  return { child, stop: () => child.kill() };
+  return {
+    child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill();
+      await exited;
+    },
+  };
 }
 
 export interface LoadResult {
@@ -248,17 +257,20 @@ export async function load(
   };
 }
 
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, is 100 on every architecture Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /**
  * CPU time (user + system, in microseconds) a process has used so far, from /proc: divided by the
  * requests it served, what one request costs that server, whatever the load generator did.
  */
 export function processCpuMicros(pid: number): number {
-  // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // proc(5): utime and stime are fields 14 and 15, counted after the command name, which is in
+  // parentheses and may itself hold ") ".
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
 }
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, is 100 on every architecture Node supports. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -49,17 +49,21 @@ try {
 
   // The rate limiter stays on (its cost is part of the figure) with a limit no benchmark reaches.
   const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) }, 3501);
-  const recording = await recordResponse(`${server.url}/api/packs`);
-  const references = await Promise.all(referenceKinds.map((name, index) => startReferenceServer(name, recording, 3502 + index)));
-  const targets: { name: string; url: string; process: ChildProcess }[] = [
-    { name: 'service', url: `${server.url}/api/packs`, process: server.child },
-    ...referenceKinds.map((name, index) => ({
-      name: { node: 'bare node:http replay', fastify: 'bare Fastify replay', 'fastify-rate-limit': 'bare Fastify + @fastify/rate-limit' }[name],
-      url: `http://127.0.0.1:${3502 + index}/api/packs`,
-      process: (references[index] as { child: ChildProcess }).child,
-    })),
-  ];
+  const references: Awaited<ReturnType<typeof startReferenceServer>>[] = [];
   try {
+    const recording = await recordResponse(`${server.url}/api/packs`);
+    const started = await Promise.allSettled(referenceKinds.map((name, index) => startReferenceServer(name, recording, 3502 + index)));
+    for (const outcome of started) if (outcome.status === 'fulfilled') references.push(outcome.value);
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    const targets: { name: string; url: string; process: ChildProcess }[] = [
+      { name: 'service', url: `${server.url}/api/packs`, process: server.child },
+      ...referenceKinds.map((name, index) => ({
+        name: { node: 'bare node:http replay', fastify: 'bare Fastify replay', 'fastify-rate-limit': 'bare Fastify + @fastify/rate-limit' }[name],
+        url: `http://127.0.0.1:${3502 + index}/api/packs`,
+        process: (references[index] as { child: ChildProcess }).child,
+      })),
+    ];
     for (const target of targets) await load(target.url, { connections, durationSeconds: 2, tool });
 
     type Round = LoadResult & { cpuMicrosPerRequest: number };
@@ -68,13 +72,17 @@ try {
       const result = await load(target.url, { connections, durationSeconds, tool });
       return { ...result, cpuMicrosPerRequest: (processCpuMicros(target.process.pid as number) - cpuBefore) / result.requests };
     };
-    // Rounds alternate between the servers, so that the machine's changes of speed hit them alike.
+    // Rounds alternate between the servers, each round starting with the next one, so that the
+    // machine's changes of speed hit them alike.
     const results: Round[][] = targets.map(() => []);
     for (let round = 0; round < rounds; round++) {
-      for (const [index, target] of targets.entries()) results[index]?.push(await measure(target));
+      for (let step = 0; step < targets.length; step++) {
+        const index = (round + step) % targets.length;
+        results[index]?.push(await measure(targets[index] as (typeof targets)[number]));
+      }
     }
     const mean = (of: Round[], key: keyof Round) => of.reduce((sum, r) => sum + r[key], 0) / of.length;
-    const bare = results[1] as Round[];
+    const bare = results[1 + referenceKinds.indexOf('node')] as Round[];
     const ratios = (of: Round[]) => {
       const throughput = mean(of, 'requestsPerSecond') / mean(bare, 'requestsPerSecond');
       const perRound = of.map((r, i) => (r.requestsPerSecond / (bare[i] as Round).requestsPerSecond).toFixed(2)).join(', ');
@@ -93,7 +101,7 @@ try {
     }
     console.log('\nCPU ratio: CPU time per request of the bare node:http replay / of the server, from /proc.');
   } finally {
-    for (const reference of references) reference.stop();
+    await Promise.all(references.map((reference) => reference.stop()));
     await server.stop();
   }
 } finally {

@@ -94,8 +94,17 @@ for (const startedWith of ['-D', 'PGDATA'] as const) {
     t.teardown(async () => {
       if (foreign.exitCode !== null || foreign.signalCode !== null) return;
       const exited = once(foreign, 'exit');
-      process.kill(-(foreign.pid as number), 'SIGINT');
+      const signalGroup = (signal: NodeJS.Signals) => {
+        try {
+          process.kill(-(foreign.pid as number), signal);
+        } catch {
+          // The group has already gone.
+        }
+      };
+      signalGroup('SIGINT');
+      const stuck = setTimeout(() => signalGroup('SIGKILL'), 10_000);
       await exited;
+      clearTimeout(stuck);
     });
     await waitFor(() => postmasterPid(dataDir) !== undefined && readFileSync(join(cluster, 'postmaster.pid'), 'utf8').includes('ready'), 'the foreign server');
     const foreignPid = postmasterPid(dataDir) as number;
