@@ -129,10 +129,31 @@ export interface DrawStep {
   u: number;
   v: number;
   collectibleId: string;
-  /** Unminted serials of the drawn entry before this draw. */
+  /** Unminted serials of the drawn entry before this draw: its copies left. */
   unminted: number;
   position: number;
   serialNumber: number;
+}
+
+type DrawnPosition = Omit<DrawStep, 'serialNumber'>;
+
+/**
+ * The draws of one open without their serial numbers: which entry each takes and at which
+ * position among its unminted serials (an entry has as many unminted serials as copies left).
+ * Everything a fan can recompute from the revealed seeds and pool.
+ */
+export function drawPositions(serverSeed: string, clientSeed: string, count: number, pool: readonly PoolEntry[]): { positions: DrawnPosition[]; poolAfter: PoolEntry[] } {
+  const working = inDrawOrder(pool).map((entry) => ({ collectibleId: entry.collectibleId, weight: entry.weight, remaining: entry.remaining }));
+  const positions: DrawnPosition[] = [];
+  for (let k = 0; k < count; k++) {
+    const u = seededUniform(serverSeed, `${clientSeed}:${k}`);
+    const entry = working[pickEntry(working, u)] as PoolEntry;
+    const v = seededUniform(serverSeed, `${clientSeed}:${k}:serial`);
+    const unminted = entry.remaining;
+    positions.push({ k, u, v, collectibleId: entry.collectibleId, unminted, position: Math.floor(v * unminted) });
+    entry.remaining -= 1;
+  }
+  return { positions, poolAfter: working };
 }
 
 export interface DrawInput {
@@ -156,25 +177,58 @@ export interface DrawResult {
 
 /** Opens a pack: `cardsPerPack` draws, each taking one copy and one serial of its entry. */
 export function drawPack(input: DrawInput): DrawResult {
-  const pool = inDrawOrder(input.pool).map((entry) => ({ collectibleId: entry.collectibleId, weight: entry.weight, remaining: entry.remaining }));
-  const working = pool.map((entry) => ({ ...entry }));
+  const { positions, poolAfter } = drawPositions(input.serverSeed, input.clientSeed, input.cardsPerPack, input.pool);
   const serialsAfter = new Map<string, SerialState>();
-  const draws: DrawStep[] = [];
-  for (let k = 0; k < input.cardsPerPack; k++) {
-    const u = seededUniform(input.serverSeed, `${input.clientSeed}:${k}`);
-    const entry = working[pickEntry(working, u)] as PoolEntry;
-    const serials = serialsAfter.get(entry.collectibleId) ?? input.serials.get(entry.collectibleId);
-    if (!serials) throw new RangeError(`no serial block for collectible ${entry.collectibleId}`);
-    const unminted = unmintedSerials(serials);
-    if (unminted !== entry.remaining) {
-      throw new RangeError(`collectible ${entry.collectibleId} has ${entry.remaining} copies left but ${unminted} unminted serials`);
+  const draws = positions.map((drawn): DrawStep => {
+    const serials = serialsAfter.get(drawn.collectibleId) ?? input.serials.get(drawn.collectibleId);
+    if (!serials) throw new RangeError(`no serial block for collectible ${drawn.collectibleId}`);
+    if (unmintedSerials(serials) !== drawn.unminted) {
+      throw new RangeError(`collectible ${drawn.collectibleId} has ${drawn.unminted} copies left but ${unmintedSerials(serials)} unminted serials`);
     }
-    const v = seededUniform(input.serverSeed, `${input.clientSeed}:${k}:serial`);
-    const position = Math.floor(v * unminted);
-    const taken = takeSerial(serials, position);
-    entry.remaining -= 1;
-    serialsAfter.set(entry.collectibleId, taken.state);
-    draws.push({ k, u, v, collectibleId: entry.collectibleId, unminted, position, serialNumber: taken.serialNumber });
+    const taken = takeSerial(serials, drawn.position);
+    serialsAfter.set(drawn.collectibleId, taken.state);
+    return { ...drawn, serialNumber: taken.serialNumber };
+  });
+  return { pool: inDrawOrder(input.pool).map(({ collectibleId, weight, remaining }) => ({ collectibleId, weight, remaining })), draws, poolAfter, serialsAfter };
+}
+
+/** What an open result reveals for checking (its `fairness` object). */
+export interface DrawProof {
+  serverSeed: string;
+  serverSeedHash: string;
+  clientSeed: string;
+  pool: readonly PoolEntry[];
+  draws: readonly DrawStep[];
+}
+
+/**
+ * Checks an open's proof as a fan would: the seed against the hash published at purchase, every
+ * draw's u and v, the entry it took and its serial position, recomputed from the revealed pool;
+ * and no serial given twice. The serial numbers themselves depend on the serials given out
+ * before (not revealed); each must be one of a kind. An empty list means it checks out.
+ */
+export function verifyDrawProof(proof: DrawProof): string[] {
+  if (!SERVER_SEED_PATTERN.test(proof.serverSeed)) return ['serverSeed is not 64 lowercase hex characters'];
+  const problems: string[] = [];
+  if (serverSeedHash(proof.serverSeed) !== proof.serverSeedHash) problems.push('serverSeedHash is not the SHA-256 of serverSeed');
+  let expected: DrawnPosition[];
+  try {
+    expected = drawPositions(proof.serverSeed, proof.clientSeed, proof.draws.length, proof.pool).positions;
+  } catch (error) {
+    return [...problems, `the pool cannot give ${proof.draws.length} draws: ${(error as Error).message}`];
   }
-  return { pool, draws, poolAfter: working, serialsAfter };
+  for (const [index, draw] of proof.draws.entries()) {
+    const recomputed = expected[index] as DrawnPosition;
+    for (const field of ['k', 'u', 'v', 'collectibleId', 'unminted', 'position'] as const) {
+      if (draw[field] !== recomputed[field]) problems.push(`draw ${index}: ${field} is ${JSON.stringify(draw[field])}, recomputed ${JSON.stringify(recomputed[field])}`);
+    }
+  }
+  const given = new Set<string>();
+  for (const draw of proof.draws) {
+    const key = `${draw.collectibleId}#${draw.serialNumber}`;
+    if (!Number.isInteger(draw.serialNumber) || draw.serialNumber < 1) problems.push(`draw ${draw.k}: serial number ${draw.serialNumber} is not a positive integer`);
+    if (given.has(key)) problems.push(`serial ${draw.serialNumber} of ${draw.collectibleId} is given twice`);
+    given.add(key);
+  }
+  return problems;
 }

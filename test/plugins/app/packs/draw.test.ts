@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import {
   compareCodePoints,
+  type DrawStep,
   drawPack,
   inDrawOrder,
   pickEntry,
@@ -10,6 +11,7 @@ import {
   serverSeedHash,
   takeSerial,
   unmintedSerials,
+  verifyDrawProof,
 } from '../../../../plugins/app/packs/draw.js';
 
 /**
@@ -190,4 +192,39 @@ t.test('an entry whose copies and unminted serials disagree is refused, not draw
       }),
     RangeError,
   );
+});
+
+t.test('verifyDrawProof: an honest proof checks out; every kind of tampering is named', async (t) => {
+  const pool = [
+    { collectibleId: 'b-rare', weight: 0.5, remaining: 2 },
+    { collectibleId: 'a-common', weight: 1, remaining: 6 },
+    { collectibleId: 'c-epic', weight: 2.5, remaining: 1 },
+  ];
+  const opened = drawPack({
+    serverSeed: SEED,
+    clientSeed: CLIENT_SEED,
+    cardsPerPack: 5,
+    pool,
+    serials: new Map([
+      ['a-common', fresh([1, 4], [101, 2])],
+      ['b-rare', fresh([7, 2])],
+      ['c-epic', fresh([3, 1])],
+    ]),
+  });
+  const proof = { serverSeed: SEED, serverSeedHash: serverSeedHash(SEED), clientSeed: CLIENT_SEED, pool: opened.pool, draws: opened.draws };
+  t.same(verifyDrawProof(proof), [], 'the proof of a real open checks out');
+  t.same(verifyDrawProof({ ...proof, pool: [...proof.pool].reverse() }), [], 'the order the pool is given in does not matter');
+
+  const otherSeed = 'ff'.repeat(32);
+  t.match(verifyDrawProof({ ...proof, serverSeed: otherSeed }), [/serverSeedHash is not the SHA-256/, /draw 0: u is/]);
+  t.match(verifyDrawProof({ ...proof, serverSeed: 'not hex' }), [/not 64 lowercase hex/]);
+  t.match(verifyDrawProof({ ...proof, clientSeed: 'another' }), [/draw 0: u is/]);
+  const edited = (index: number, change: Partial<DrawStep>) => proof.draws.map((draw, i) => (i === index ? { ...draw, ...change } : draw));
+  t.match(verifyDrawProof({ ...proof, draws: edited(1, { collectibleId: 'b-rare' }) }), [/draw 1: collectibleId is "b-rare", recomputed "a-common"/]);
+  t.match(verifyDrawProof({ ...proof, draws: edited(2, { position: 0 }) }), [/draw 2: position is 0, recomputed 3/]);
+  t.match(verifyDrawProof({ ...proof, draws: edited(3, { serialNumber: 101 }) }), [/serial 101 of a-common is given twice/]);
+  t.match(verifyDrawProof({ ...proof, pool: proof.pool.map((entry) => ({ ...entry, remaining: entry.collectibleId === 'c-epic' ? 5 : entry.remaining })) }), [
+    /draw 0: unminted is 1, recomputed 5/,
+  ]);
+  t.match(verifyDrawProof({ ...proof, pool: [{ collectibleId: 'a-common', weight: 1, remaining: 2 }] }), [/cannot give 5 draws/]);
 });
