@@ -40,6 +40,11 @@ const listed = String(values.references).split(',') as ReferenceKind[];
 if (listed.some((name) => !REFERENCE_KINDS.includes(name))) throw new Error(`--references: a list of ${REFERENCE_KINDS.join(', ')}`);
 // Bare node:http always runs, first: every ratio is taken against it.
 const referenceKinds: ReferenceKind[] = ['node', ...new Set(listed.filter((name) => name !== 'node'))];
+const REFERENCE_NAMES: Record<ReferenceKind, string> = {
+  node: 'bare node:http replay',
+  fastify: 'bare Fastify replay',
+  'fastify-rate-limit': 'bare Fastify + @fastify/rate-limit',
+};
 
 const database = await benchDatabase(kind);
 try {
@@ -59,7 +64,7 @@ try {
     const targets: { name: string; url: string; process: ChildProcess }[] = [
       { name: 'service', url: `${server.url}/api/packs`, process: server.child },
       ...referenceKinds.map((name, index) => ({
-        name: { node: 'bare node:http replay', fastify: 'bare Fastify replay', 'fastify-rate-limit': 'bare Fastify + @fastify/rate-limit' }[name],
+        name: REFERENCE_NAMES[name],
         url: `http://127.0.0.1:${3502 + index}/api/packs`,
         process: (references[index] as { child: ChildProcess }).child,
       })),
@@ -82,7 +87,8 @@ try {
       }
     }
     const mean = (of: Round[], key: keyof Round) => of.reduce((sum, r) => sum + r[key], 0) / of.length;
-    const bare = results[1 + referenceKinds.indexOf('node')] as Round[];
+    // targets[0] is the service, targets[1] bare node:http.
+    const bare = results[1] as Round[];
     const ratios = (of: Round[]) => {
       const throughput = mean(of, 'requestsPerSecond') / mean(bare, 'requestsPerSecond');
       const perRound = of.map((r, i) => (r.requestsPerSecond / (bare[i] as Round).requestsPerSecond).toFixed(2)).join(', ');

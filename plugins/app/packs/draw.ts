@@ -105,8 +105,9 @@ export function unmintedSerials(state: SerialState): number {
 
 /**
  * Gives out the serial at `position` among the unminted ones (0 <= position < unminted): the
- * serial there is taken, and the first unminted place's serial moves into its place. O(1)
- * stored changes per serial, whatever the size of the blocks.
+ * serial there is taken, and the first unminted place's serial moves into its place. At most one
+ * place changes per serial, whatever the size of the blocks (the returned state copies `moved`,
+ * so a store keeps only the changes).
  */
 export function takeSerial(state: SerialState, position: number): { serialNumber: number; state: SerialState } {
   const unminted = unmintedSerials(state);
@@ -142,8 +143,14 @@ type DrawnPosition = Omit<DrawStep, 'serialNumber'>;
  * position among its unminted serials (an entry has as many unminted serials as copies left).
  * Everything a fan can recompute from the revealed seeds and pool.
  */
-export function drawPositions(serverSeed: string, clientSeed: string, count: number, pool: readonly PoolEntry[]): { positions: DrawnPosition[]; poolAfter: PoolEntry[] } {
-  const working = inDrawOrder(pool).map((entry) => ({ collectibleId: entry.collectibleId, weight: entry.weight, remaining: entry.remaining }));
+export function drawPositions(
+  serverSeed: string,
+  clientSeed: string,
+  count: number,
+  pool: readonly PoolEntry[],
+): { pool: PoolEntry[]; positions: DrawnPosition[]; poolAfter: PoolEntry[] } {
+  const ordered = inDrawOrder(pool).map(({ collectibleId, weight, remaining }) => ({ collectibleId, weight, remaining }));
+  const working = ordered.map((entry) => ({ ...entry }));
   const positions: DrawnPosition[] = [];
   for (let k = 0; k < count; k++) {
     const u = seededUniform(serverSeed, `${clientSeed}:${k}`);
@@ -153,7 +160,7 @@ export function drawPositions(serverSeed: string, clientSeed: string, count: num
     positions.push({ k, u, v, collectibleId: entry.collectibleId, unminted, position: Math.floor(v * unminted) });
     entry.remaining -= 1;
   }
-  return { positions, poolAfter: working };
+  return { pool: ordered, positions, poolAfter: working };
 }
 
 export interface DrawInput {
@@ -177,7 +184,7 @@ export interface DrawResult {
 
 /** Opens a pack: `cardsPerPack` draws, each taking one copy and one serial of its entry. */
 export function drawPack(input: DrawInput): DrawResult {
-  const { positions, poolAfter } = drawPositions(input.serverSeed, input.clientSeed, input.cardsPerPack, input.pool);
+  const { pool, positions, poolAfter } = drawPositions(input.serverSeed, input.clientSeed, input.cardsPerPack, input.pool);
   const serialsAfter = new Map<string, SerialState>();
   const draws = positions.map((drawn): DrawStep => {
     const serials = serialsAfter.get(drawn.collectibleId) ?? input.serials.get(drawn.collectibleId);
@@ -189,7 +196,7 @@ export function drawPack(input: DrawInput): DrawResult {
     serialsAfter.set(drawn.collectibleId, taken.state);
     return { ...drawn, serialNumber: taken.serialNumber };
   });
-  return { pool: inDrawOrder(input.pool).map(({ collectibleId, weight, remaining }) => ({ collectibleId, weight, remaining })), draws, poolAfter, serialsAfter };
+  return { pool, draws, poolAfter, serialsAfter };
 }
 
 /** What an open result reveals for checking (its `fairness` object). */
