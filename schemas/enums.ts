@@ -42,3 +42,18 @@ export type DatabaseEngine = (typeof DATABASE_ENGINES)[number];
 
 /** The SQL list of an enumeration, for a check constraint: `'draft', 'active', 'archived'`. */
 export const sqlValues = (values: readonly string[]) => values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');
+
+export const PURCHASE_STATUSES = ['pending', 'completed', 'cancelled', 'expired'] as const;
+export type PurchaseStatus = (typeof PURCHASE_STATUSES)[number];
+export const PurchaseStatus = StringEnum(PURCHASE_STATUSES, {
+  $id: 'PurchaseStatus',
+  description:
+    '`pending`: the pack is reserved until `expiresAt`; `completed`: paid, the pack is owned; `cancelled`: released by the buyer; `expired`: not completed in time (a pending purchase past `expiresAt` counts as expired at once)',
+});
+
+export const LEDGER_KINDS = ['adjustment', 'purchase', 'reward', 'topup', 'refund'] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+export const LedgerKind = StringEnum(LEDGER_KINDS, {
+  $id: 'LedgerKind',
+  description: '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`, `topup`, `refund`: credits from other parts of the platform',
+});
