@@ -13,6 +13,10 @@ import usersPlugin from './plugins/app/users/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
 import teamsPlugin from './plugins/app/teams/index.js';
 import demoPlugin from './plugins/app/demo.js';
+import idempotencyPlugin from './plugins/app/idempotency/index.js';
+import jobsPlugin from './plugins/app/jobs/index.js';
+import purchasesPlugin from './plugins/app/purchases/index.js';
+import walletsPlugin from './plugins/app/wallets/index.js';
 import errorsPlugin, {
   clientErrorHandler,
   frameworkErrors,
@@ -237,6 +241,10 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(authPlugin);
     await app.register(teamsPlugin);
     await app.register(catalogPlugin);
+    await app.register(walletsPlugin);
+    await app.register(purchasesPlugin);
+    await app.register(idempotencyPlugin);
+    await app.register(jobsPlugin);
     await app.register(demoPlugin);
 
     // Unknown routes are rate limited like known ones, then answered 404 at once: their body is

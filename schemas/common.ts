@@ -84,6 +84,7 @@ export const ERROR_STATUS_DESCRIPTIONS = {
   413: 'Body too large',
   414: 'A path parameter is too long',
   415: 'Unsupported content type',
+  422: 'The Idempotency-Key was used before with a different request',
   429: 'Rate limited; see Retry-After',
   500: 'Internal error (details are in the server log under the request id)',
   503: 'Not ready, overloaded, shutting down, or the database is unavailable; see Retry-After',

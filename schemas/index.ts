@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { AuditEntry } from './audit.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
-import { PackActionName, PackStatus, Rarity, TeamRole, UserRole } from './enums.js';
+import { LedgerKind, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
 import {
   AddCollectibleAction,
   AdminPack,
@@ -17,8 +17,23 @@ import {
   RestoreAction,
   UpdatePackBody,
 } from './packs.js';
+import {
+  CompletedPurchase,
+  CompletePurchaseBody,
+  DrawStep,
+  FairnessPoolEntry,
+  FairnessProof,
+  LockerRoomTotals,
+  OpenedItem,
+  OpenPackBody,
+  OpenResult,
+  Pull,
+  Purchase,
+  UserPack,
+} from './purchases.js';
 import { AddMemberBody, CreateTeamBody, Team, TeamAdmin, UpdateMemberBody } from './teams.js';
 import { AdminUser, CurrentUser, UpdateCurrentUserBody } from './user.js';
+import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
 
 /**
  * Every named schema, registered once with `addSchema` (app.ts) and referenced by `$id`: the
@@ -57,4 +72,21 @@ export const SHARED_SCHEMAS: TSchema[] = [
   UpdateCurrentUserBody,
   AdminUser,
   AuditEntry,
+  PurchaseStatus,
+  LedgerKind,
+  Wallet,
+  LedgerEntry,
+  WalletAdjustmentBody,
+  Purchase,
+  UserPack,
+  CompletedPurchase,
+  CompletePurchaseBody,
+  OpenPackBody,
+  FairnessPoolEntry,
+  DrawStep,
+  FairnessProof,
+  OpenedItem,
+  OpenResult,
+  LockerRoomTotals,
+  Pull,
 ];

@@ -9,6 +9,7 @@ export const MAX_POOL_ENTRIES = 1000;
 const price = Int({ maximum: 1_000_000_000, description: 'Integer coins', examples: [100] });
 const cardsPerPack = Int({ minimum: 1, maximum: 100, description: 'Draws per opened pack', examples: [5] });
 const supply = Nullable(Int({ minimum: 1, maximum: 1_000_000_000, description: 'The most packs ever sold; null for no limit' }));
+const maxPerUser = Nullable(Int({ minimum: 1, maximum: 1_000_000, description: 'The most packs of it one user may hold reserved or bought; null for no limit' }));
 const available = Int({ description: 'Packs that can still be sold' });
 const weight = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Weight of each copy' });
 const probability = Type.Number({ minimum: 0, maximum: 1, description: 'Chance of this entry on the next draw' });
@@ -53,6 +54,9 @@ const packFields = {
   price,
   cardsPerPack,
   supply,
+  maxPerUser,
+  sold: Int({ description: 'Purchases completed, ever' }),
+  opened: Int({ description: 'Sold packs opened' }),
   publishedAt: Nullable(Timestamp),
   archivedAt: Nullable(Timestamp),
   createdAt: Timestamp,
@@ -177,6 +181,7 @@ export const CreatePackBody = StrictObject(
     price: Type.Optional(Int({ maximum: 1_000_000_000, default: 0, description: 'Integer coins' })),
     cardsPerPack: Type.Optional(Int({ minimum: 1, maximum: 100, default: 5, description: 'Draws per opened pack' })),
     supply: Type.Optional(supply),
+    maxPerUser: Type.Optional(maxPerUser),
   },
   { $id: 'CreatePackRequest', examples: [{ name: 'Season 1 Starter', price: 100, cardsPerPack: 5, supply: 10000 }] },
 );
@@ -190,11 +195,12 @@ export const UpdatePackBody = StrictObject(
     price: Type.Optional(price),
     cardsPerPack: Type.Optional(cardsPerPack),
     supply: Type.Optional(supply),
+    maxPerUser: Type.Optional(maxPerUser),
   },
   {
     $id: 'UpdatePackRequest',
     minProperties: 1,
-    description: 'price, cardsPerPack and supply can change only while the pack is a draft',
+    description: 'price, cardsPerPack, supply and maxPerUser can change only while the pack is a draft',
     examples: [{ name: 'Season 1 Starter (reissue)' }, { price: 150, supply: 5000 }],
   },
 );

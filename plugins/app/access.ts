@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorResponses } from '../../schemas/common.js';
+import { requireCronSecret } from './auth/cron.js';
 
 /**
  * Default deny: every route declares who may call it, `config: { auth: 'public' | 'user' |
- * 'admin' }`, and the app refuses to start with a route that does not. Registered before every
+ * 'admin' | 'cron' }` (`cron`: the scheduler, with the CRON_SECRET bearer), and the app refuses to start with a route that does not. Registered before every
  * plugin that adds routes, so no route escapes it whatever the registration order; the guard it
  * adds looks up `authenticate` when a request arrives, so it does not depend on when the auth
  * plugin loads.
@@ -13,12 +14,12 @@ import { errorResponses } from '../../schemas/common.js';
  * of bad tokens first) and before the body is read or parsed.
  */
 
-export const ACCESS_LEVELS = ['public', 'user', 'admin'] as const;
+export const ACCESS_LEVELS = ['public', 'user', 'admin', 'cron'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call the route: anyone, a signed-in user, or a platform admin. */
+    /** Who may call the route: anyone, a signed-in user, a platform admin, or the scheduler. */
     auth?: AccessLevel;
   }
 }
@@ -28,9 +29,10 @@ export default fp(
     /** Routes whose access a later onRoute hook may still declare (a third-party plugin's, made public by its wrapper). */
     const undeclared: RouteOptions[] = [];
 
-    const guard = (level: 'user' | 'admin') =>
+    const guard = (level: 'user' | 'admin' | 'cron') =>
       async function requireCaller(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-        await (level === 'admin' ? fastify.requireAdmin(request, reply) : fastify.authenticate(request, reply));
+        if (level === 'cron') requireCronSecret(request, fastify.config.cron.secret);
+        else await (level === 'admin' ? fastify.requireAdmin(request, reply) : fastify.authenticate(request, reply));
         return payload;
       };
 
@@ -45,6 +47,13 @@ export default fp(
             ...errorResponses(...(level === 'admin' ? ([401, 403] as const) : ([401] as const))),
             ...(route.schema?.response as object | undefined),
           },
+        };
+      } else if (level === 'cron') {
+        route.preParsing = [...(route.preParsing ? [route.preParsing].flat() : []), guard(level)];
+        route.schema = {
+          ...route.schema,
+          security: [{ cronSecret: [] }],
+          response: { ...errorResponses(401), ...(route.schema?.response as object | undefined) },
         };
       } else if (level !== 'public') {
         undeclared.push(route);

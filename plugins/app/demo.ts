@@ -8,6 +8,7 @@ import { insertCollectible } from './collectibles/repository.js';
 import { toCollectible } from './collectibles/service.js';
 import type { Database, DatabaseHandle } from './db.js';
 import { insertPack, poolOf, upsertPoolEntry } from './packs/repository.js';
+import { allocateSerials } from './packs/serials-repository.js';
 import { toAdminPack } from './packs/service.js';
 import { insertMember, insertTeam } from './teams/repository.js';
 import { toTeam } from './teams/service.js';
@@ -90,7 +91,9 @@ export async function loadDemoCatalog(db: DatabaseHandle): Promise<boolean> {
       for (const collectible of demo.pool) {
         await upsertPoolEntry(tx, { packId: pack.id, collectibleId: collectible.id, quantity: COPIES[collectible.rarity], now: when });
       }
-      await audit('pack.create', 'pack', pack.id, toAdminPack(pack, await poolOf(tx, pack.id)), when);
+      const pool = await poolOf(tx, pack.id);
+      if (demo.publish) await allocateSerials(tx, pack.id, pool, when);
+      await audit('pack.create', 'pack', pack.id, toAdminPack(pack, pool, 0), when);
     }
     await loadDemoTeams(tx, at);
     return true;

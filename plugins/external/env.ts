@@ -48,6 +48,10 @@ export const EnvSchema = Type.Object({
   CORS_ORIGINS: OptionalString,
   MAX_EVENT_LOOP_DELAY: Type.String({ default: '1 second' }),
   DOCS_ENABLED: Type.Boolean({ default: true }),
+  PURCHASE_TTL: Type.String({ default: '15 minutes' }),
+  PURCHASE_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
+  CRON_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  CRON_INTERNAL: Type.Boolean({ default: true }),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -89,6 +93,10 @@ export interface AppConfig {
   maxEventLoopDelayMs: number;
   /** Serve Swagger UI at /docs and the document at /docs/json (GET / redirects there). */
   docsEnabled: boolean;
+  /** How long a started purchase holds its pack, and how many purchases a user may start a minute. */
+  purchases: { ttlMs: number; startsPerMinute: number };
+  /** The bearer secret of the cron endpoints (unset: they refuse every call); run the jobs in-process. */
+  cron: { secret?: string; internal: boolean };
 }
 
 /** A configuration value that cannot start the service; the message names the variable. */
@@ -340,6 +348,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     corsOrigins: corsOrigins.length > 0 ? corsOrigins : devDefaults ? '*' : [],
     maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY, { allowZero: true }),
     docsEnabled: env.DOCS_ENABLED,
+    purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
+    cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },
   };
 }
 

@@ -1,6 +1,17 @@
 import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { AppError } from '../app/errors.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * A preHandler adding a limit of its own to a route, on top of the global one: `max` calls
+     * per `windowMs` per signed-in caller, counted in the same store (Redis when configured).
+     */
+    perCallerLimit(options: { name: string; max: number; windowMs: number; what: string }): preHandlerAsyncHookHandler;
+  }
+}
 
 /**
  * The global rate limit: per user when the request carries a valid token, else per IP (so a
@@ -46,5 +57,22 @@ export default fp(async (fastify) => {
       statusCode: 429,
       message: `Too many requests: the limit is ${context.max} per ${context.after}. Retry after ${Math.ceil(context.ttl / 1000)} s.`,
     }),
+  });
+
+  fastify.decorate('perCallerLimit', ({ name, max, windowMs, what }: { name: string; max: number; windowMs: number; what: string }) => {
+    const limiter = fastify.createRateLimit({
+      max,
+      timeWindow: windowMs,
+      // Runs after authentication: the caller is known.
+      keyGenerator: (request) => `${name}:${request.caller?.id ?? `ip:${request.ip}`}`,
+    });
+    return async (request) => {
+      const result = await limiter(request);
+      if (!result.isAllowed && result.isExceeded) {
+        throw new AppError(429, 'rate_limited', `Too many ${what}: the limit is ${max} per ${Math.round(windowMs / 1000)} s. Retry after ${result.ttlInSeconds} s.`, {
+          headers: { 'retry-after': String(result.ttlInSeconds) },
+        });
+      }
+    };
   });
 }, { name: 'rate-limit', dependencies: ['env', 'jwt'] });

@@ -53,6 +53,11 @@ export default fp(async (fastify) => {
       tags: API_TAGS,
       components: {
         securitySchemes: {
+          cronSecret: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The CRON_SECRET of the deployment, for an external scheduler calling the cron endpoints.',
+          },
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',

@@ -4,10 +4,15 @@ import adminCollectibleRoutes from './admin/collectibles/index.js';
 import adminPackRoutes from './admin/packs/index.js';
 import adminTeamRoutes from './admin/teams/index.js';
 import adminUserRoutes from './admin/users/index.js';
+import adminWalletRoutes from './admin/wallets/index.js';
+import cronRoutes from './cron/index.js';
 import healthRoutes from './health/index.js';
+import lockerRoomRoutes from './locker-room/index.js';
 import publicPackRoutes from './packs/index.js';
+import purchaseRoutes from './packs/purchase.js';
 import teamRoutes from './teams/index.js';
 import userRoutes from './user/index.js';
+import walletRoutes from './wallet/index.js';
 
 /** Every endpoint group under /api, one plugin each. */
 export default async function apiRoutes(app: FastifyInstance) {
@@ -20,4 +25,9 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(auditLogRoutes, { prefix: '/admin/audit-log' });
   await app.register(teamRoutes, { prefix: '/teams' });
   await app.register(adminTeamRoutes, { prefix: '/admin/teams' });
+  await app.register(purchaseRoutes, { prefix: '/packs' });
+  await app.register(walletRoutes, { prefix: '/wallet' });
+  await app.register(adminWalletRoutes, { prefix: '/admin/wallets' });
+  await app.register(lockerRoomRoutes, { prefix: '/locker-room' });
+  await app.register(cronRoutes, { prefix: '/cron' });
 }

@@ -79,10 +79,13 @@ export const ADMIN_PACK_KEYS = [
   'description',
   'id',
   'imageUrl',
+  'maxPerUser',
   'name',
+  'opened',
   'pool',
   'price',
   'publishedAt',
+  'sold',
   'status',
   'supply',
   'teamId',
@@ -92,7 +95,7 @@ export const ADMIN_PACK_KEYS = [
 export const sortedKeys = (value: unknown): string[] => Object.keys(value as object).sort();
 
 /** Fails loudly with the response body when a fixture request does not succeed. */
-function expectStatus(res: LightMyRequestResponse, status: number, what: string): void {
+export function expectStatus(res: LightMyRequestResponse, status: number, what: string): void {
   if (res.statusCode !== status) {
     throw new Error(`${what}: expected ${status}, got ${res.statusCode}: ${res.body}`);
   }

@@ -14,11 +14,13 @@ import { MIGRATIONS_FOLDER, PROJECT_ROOT } from '../../plugins/app/database/path
 
 export const externalServerUrl = process.env.TEST_DATABASE_URL || undefined;
 
-/** Keyed by the checkout, so two checkouts on one machine do not share a server. */
-export const SUITE_DATA_DIR = join(
-  tmpdir(),
-  `pack-service-test-postgres-${createHash('sha256').update(PROJECT_ROOT).digest('hex').slice(0, 12)}`,
-);
+/**
+ * Keyed by the checkout, so two checkouts on one machine do not share a server; TEST_SUITE_DIR
+ * gives a run a server of its own, for two tap runs at once in one checkout.
+ */
+export const SUITE_DATA_DIR =
+  process.env.TEST_SUITE_DIR ||
+  join(tmpdir(), `pack-service-test-postgres-${createHash('sha256').update(PROJECT_ROOT).digest('hex').slice(0, 12)}`);
 
 export interface SuiteDatabase {
   /** A connection string to the server's `postgres` database (for CREATE/DROP DATABASE). */

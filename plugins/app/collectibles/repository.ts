@@ -5,6 +5,17 @@ import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of the collectibles catalog. Writes run inside the caller's transaction. */
 
+/** The columns of a collectible's public view, for selects that join collectibles. */
+export const publicCollectibleColumns = {
+  id: collectibles.id,
+  teamId: collectibles.teamId,
+  name: collectibles.name,
+  description: collectibles.description,
+  imageUrl: collectibles.imageUrl,
+  rarity: collectibles.rarity,
+  points: collectibles.points,
+};
+
 export async function insertCollectible(tx: Database, row: typeof collectibles.$inferInsert): Promise<CollectibleRow> {
   const [created] = await tx.insert(collectibles).values(row).returning();
   return created as CollectibleRow;

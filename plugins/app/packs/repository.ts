@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { collectibles, type PackRow, packPoolEntries, packs } from '../../../db/schema.js';
+import { publicCollectibleColumns } from '../collectibles/repository.js';
 import type { Database } from '../db.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
@@ -54,15 +55,7 @@ export async function poolsOf(db: Database, packIds: string[]): Promise<Map<stri
       collectibleId: packPoolEntries.collectibleId,
       weight: packPoolEntries.weight,
       remaining: packPoolEntries.remaining,
-      collectible: {
-        id: collectibles.id,
-        teamId: collectibles.teamId,
-        name: collectibles.name,
-        description: collectibles.description,
-        imageUrl: collectibles.imageUrl,
-        rarity: collectibles.rarity,
-        points: collectibles.points,
-      },
+      collectible: publicCollectibleColumns,
     })
     .from(packPoolEntries)
     .innerJoin(collectibles, eq(collectibles.id, packPoolEntries.collectibleId))

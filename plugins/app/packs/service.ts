@@ -21,7 +21,10 @@ import { decodeCursor } from '../pagination.js';
 import { withCurrentRole } from '../teams/current-role.js';
 import type { CatalogChange, CatalogEvents } from './catalog-cache.js';
 import { allowedFrom, nextStatus } from './lifecycle.js';
-import { availablePacks, canFillOnePack, drawOdds, totalRemaining } from './odds.js';
+import { reservedByPack, reservedOf } from '../purchases/repository.js';
+import { availableFor, committedCopies } from '../purchases/rules.js';
+import { canFillOnePack, drawOdds, totalRemaining } from './odds.js';
+import { allocateSerials } from './serials-repository.js';
 import {
   deletePoolEntry,
   findPack,
@@ -39,19 +42,12 @@ import {
 const packNotFound = () => new NotFoundError('pack_not_found', 'No pack with this id.');
 
 
-/** Packs that can be sold now. Nothing can be bought yet: no pack is sold, unopened or reserved. */
-function availableOf(pack: PackRow, remaining: number): number {
-  return availablePacks({
-    totalRemaining: remaining,
-    cardsPerPack: pack.cardsPerPack,
-    supply: pack.supply,
-    sold: 0,
-    soldUnopened: 0,
-    reserved: 0,
-  });
+/** Packs that can be sold now: the pool's copies less those held by reservations and unopened packs. */
+function availableOf(pack: PackRow, remaining: number, reserved: number): number {
+  return availableFor({ ...pack, remaining, reserved });
 }
 
-export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
+export function toPublicPack(pack: PackRow, remaining: number, reserved: number): PublicPack {
   return {
     id: pack.id,
     teamId: pack.teamId,
@@ -60,7 +56,7 @@ export function toPublicPack(pack: PackRow, remaining: number): PublicPack {
     imageUrl: pack.imageUrl,
     price: pack.price,
     cardsPerPack: pack.cardsPerPack,
-    available: availableOf(pack, remaining),
+    available: availableOf(pack, remaining, reserved),
     publishedAt: (pack.publishedAt as Date).toISOString(),
   };
 }
@@ -77,6 +73,9 @@ export function toPackRecord(pack: PackRow): PackRecord {
     price: pack.price,
     cardsPerPack: pack.cardsPerPack,
     supply: pack.supply,
+    maxPerUser: pack.maxPerUser,
+    sold: pack.sold,
+    opened: pack.opened,
     publishedAt: pack.publishedAt?.toISOString() ?? null,
     archivedAt: pack.archivedAt?.toISOString() ?? null,
     createdAt: pack.createdAt.toISOString(),
@@ -85,15 +84,15 @@ export function toPackRecord(pack: PackRow): PackRecord {
 }
 
 /** An admin list's item: the pack and the size of its pool, which GET /api/admin/packs/{id} shows in full. */
-export function toAdminPackSummary(pack: PackRow, pool: { entries: number; remaining: number }): AdminPackSummary {
-  return { ...toPackRecord(pack), available: availableOf(pack, pool.remaining), poolSize: pool.entries };
+export function toAdminPackSummary(pack: PackRow, pool: { entries: number; remaining: number }, reserved: number): AdminPackSummary {
+  return { ...toPackRecord(pack), available: availableOf(pack, pool.remaining, reserved), poolSize: pool.entries };
 }
 
-export function toAdminPack(pack: PackRow, pool: PoolRow[]): AdminPack {
+export function toAdminPack(pack: PackRow, pool: PoolRow[], reserved: number): AdminPack {
   const odds = drawOdds(pool);
   return {
     ...toPackRecord(pack),
-    available: availableOf(pack, totalRemaining(pool)),
+    available: availableOf(pack, totalRemaining(pool), reserved),
     pool: pool.map((entry, index) => ({
       collectibleId: entry.collectibleId,
       name: entry.collectible.name,
@@ -108,6 +107,14 @@ export function toAdminPack(pack: PackRow, pool: PoolRow[]): AdminPack {
 /** A pool entry as the audit log keeps it. */
 const toEntryRecord = (entry: { collectibleId: string; weight: number; remaining: number } | undefined) =>
   entry ? { collectibleId: entry.collectibleId, weight: entry.weight, remaining: entry.remaining } : null;
+
+const poolCommitted = (message: string, path: string) => new ConflictError('pool_committed', `Packs already sold or reserved stay whole: ${message}.`, [{ path, message }]);
+
+/** Throws pool_committed when a pool of `remaining` copies could not fill the packs sold unopened or reserved. */
+function assertPoolCovers(pack: PackRow, reserved: number, remaining: number): void {
+  const needed = committedCopies({ ...pack, reserved });
+  if (remaining < needed) throw poolCommitted(`the pool would hold ${remaining} copies; the packs sold unopened or reserved need ${needed}`, '/quantity');
+}
 
 const NO_PUBLIC_CHANGE: CatalogChange = { lists: false, packIds: [] };
 
@@ -132,7 +139,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     principal: Principal,
     packId: string,
     auditAction: string,
-    change: (tx: Database, pack: PackRow, now: Date, pool: PoolRow[]) => Promise<PackChange>,
+    change: (tx: Database, pack: PackRow, now: Date, pool: PoolRow[], reserved: number) => Promise<PackChange>,
   ): Promise<AdminPack> {
     requireAdminAccess(principal);
     const result = await db.transaction(async (tx) => {
@@ -141,10 +148,11 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       authorize(await withCurrentRole(tx, principal, pack.teamId), 'catalog:write', pack, packNotFound);
       const pool = await poolOf(tx, packId);
       const now = new Date();
-      const changed = await change(tx, pack, now, pool);
+      const reserved = await reservedOf(tx, packId, now);
+      const changed = await change(tx, pack, now, pool, reserved);
       // A change that changes nothing (a repeated addCollectible) leaves no trace.
-      if (!changed) return { view: toAdminPack(pack, pool), affects: NO_PUBLIC_CHANGE };
-      const after = toAdminPack(changed.pack, await poolOf(tx, packId));
+      if (!changed) return { view: toAdminPack(pack, pool, reserved), affects: NO_PUBLIC_CHANGE };
+      const after = toAdminPack(changed.pack, await poolOf(tx, packId), reserved);
       await recordAudit(
         tx,
         { actorId: principal.id, action: auditAction, targetType: 'pack', targetId: packId, teamId: pack.teamId, before: changed.before, after: changed.after },
@@ -167,18 +175,22 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         limit: query.limit ?? 100,
         after: decodeCursor(query.cursor),
       });
-      const remaining = await remainingByPack(db.orm, page.items.map((pack) => pack.id));
-      return { packs: page.items.map((pack) => toPublicPack(pack, remaining.get(pack.id) ?? 0)), nextCursor: page.nextCursor };
+      const ids = page.items.map((pack) => pack.id);
+      const [remaining, reserved] = await Promise.all([remainingByPack(db.orm, ids), reservedByPack(db.orm, ids, new Date())]);
+      return {
+        packs: page.items.map((pack) => toPublicPack(pack, remaining.get(pack.id) ?? 0, reserved.get(pack.id) ?? 0)),
+        nextCursor: page.nextCursor,
+      };
     },
 
     async getPublic(packId: string) {
       const pack = await findPack(db.orm, packId);
       // Drafts and archived packs are not public: the same 404 as an unknown id.
       if (pack?.status !== 'active') throw packNotFound();
-      const pool = await poolOf(db.orm, packId);
+      const [pool, reserved] = await Promise.all([poolOf(db.orm, packId), reservedOf(db.orm, packId, new Date())]);
       const odds = drawOdds(pool);
       return {
-        pack: toPublicPack(pack, totalRemaining(pool)),
+        pack: toPublicPack(pack, totalRemaining(pool), reserved),
         odds: pool.map((entry, index) => ({
           collectible: entry.collectible,
           weight: entry.weight,
@@ -194,8 +206,9 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         limit: query.limit ?? 50,
         after: decodeCursor(query.cursor),
       });
-      const pools = await poolSizes(db.orm, page.items.map((pack) => pack.id));
-      const items = page.items.map((pack) => toAdminPackSummary(pack, pools.get(pack.id) ?? { entries: 0, remaining: 0 }));
+      const ids = page.items.map((pack) => pack.id);
+      const [pools, reserved] = await Promise.all([poolSizes(db.orm, ids), reservedByPack(db.orm, ids, new Date())]);
+      const items = page.items.map((pack) => toAdminPackSummary(pack, pools.get(pack.id) ?? { entries: 0, remaining: 0 }, reserved.get(pack.id) ?? 0));
       return { items, nextCursor: page.nextCursor };
     },
 
@@ -204,7 +217,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       const pack = await findPack(db.orm, packId);
       if (!pack) throw packNotFound();
       authorize(principal, 'catalog:read', pack, packNotFound);
-      return toAdminPack(pack, await poolOf(db.orm, packId));
+      const [pool, reserved] = await Promise.all([poolOf(db.orm, packId), reservedOf(db.orm, packId, new Date())]);
+      return toAdminPack(pack, pool, reserved);
     },
 
     async create(principal: Principal, body: CreatePackBody): Promise<AdminPack> {
@@ -226,6 +240,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
           price: body.price ?? 0,
           cardsPerPack: body.cardsPerPack ?? 5,
           supply: body.supply ?? null,
+          maxPerUser: body.maxPerUser ?? null,
           createdAt: now,
           updatedAt: now,
         });
@@ -234,19 +249,27 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
           { actorId: principal.id, action: 'pack.create', targetType: 'pack', targetId: pack.id, teamId, before: null, after: toPackRecord(pack) },
           now,
         );
-        return toAdminPack(pack, []);
+        return toAdminPack(pack, [], 0);
       });
     },
 
     update(principal: Principal, packId: string, body: UpdatePackBody): Promise<AdminPack> {
-      return changePack(principal, packId, 'pack.update', async (tx, pack, now) => {
-        const draftOnly = (['price', 'cardsPerPack', 'supply'] as const).filter((field) => body[field] !== undefined);
+      return changePack(principal, packId, 'pack.update', async (tx, pack, now, _pool, reserved) => {
+        const draftOnly = (['price', 'cardsPerPack', 'supply', 'maxPerUser'] as const).filter((field) => body[field] !== undefined);
         if (draftOnly.length > 0 && pack.status !== 'draft') {
           throw new ConflictError(
             'pack_not_draft',
-            `The pack is ${pack.status}: price, cardsPerPack and supply can change only while it is a draft.`,
+            `The pack is ${pack.status}: price, cardsPerPack, supply and maxPerUser can change only while it is a draft.`,
             draftOnly.map((field) => ({ path: `/${field}`, message: `cannot change on a ${pack.status} pack` })),
           );
+        }
+        if (body.cardsPerPack !== undefined && body.cardsPerPack !== pack.cardsPerPack && committedCopies({ ...pack, reserved }) > 0) {
+          throw poolCommitted('cardsPerPack cannot change while packs of it are sold unopened or reserved', '/cardsPerPack');
+        }
+        if (body.supply !== undefined && body.supply !== null && body.supply < pack.sold + reserved) {
+          throw new ConflictError('supply_below_sales', `${pack.sold} packs are sold and ${reserved} reserved: supply cannot be lower.`, [
+            { path: '/supply', message: `must be at least ${pack.sold + reserved}` },
+          ]);
         }
         const changed = await updatePack(tx, pack.id, {
           ...(body.name !== undefined ? { name: body.name.trim() } : {}),
@@ -255,6 +278,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
           ...(body.price !== undefined ? { price: body.price } : {}),
           ...(body.cardsPerPack !== undefined ? { cardsPerPack: body.cardsPerPack } : {}),
           ...(body.supply !== undefined ? { supply: body.supply } : {}),
+          ...(body.maxPerUser !== undefined ? { maxPerUser: body.maxPerUser } : {}),
           updatedAt: now,
         });
         return fieldsChange(pack, changed);
@@ -263,7 +287,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
 
     /** [spec] POST /api/admin/packs/{id}: one action of the state machine, atomically. */
     applyAction(principal: Principal, packId: string, body: PackActionBody): Promise<AdminPack> {
-      return changePack(principal, packId, `pack.${body.action}`, async (tx, pack, now, pool) => {
+      return changePack(principal, packId, `pack.${body.action}`, async (tx, pack, now, pool, reserved) => {
         const to = nextStatus(pack.status, body.action);
         if (!to) {
           throw new ConflictError(
@@ -281,6 +305,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
                 `The pool holds ${totalRemaining(pool)} copies; a pack needs ${pack.cardsPerPack}. Add collectibles before publishing.`,
               );
             }
+            // Every copy gets its serial now, so no serial depends on when its pack is opened.
+            await allocateSerials(tx, pack.id, pool, now);
             return fieldsChange(pack, await updatePack(tx, pack.id, { status: to, publishedAt: now, updatedAt: now }));
           }
           case 'archive':
@@ -316,11 +342,13 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
               );
             }
             const added = { collectibleId, weight: body.weight ?? entry?.weight ?? 1, remaining: body.quantity ?? entry?.remaining ?? 1 };
+            assertPoolCovers(pack, reserved, totalRemaining(pool) - (entry?.remaining ?? 0) + added.remaining);
             await upsertPoolEntry(tx, { packId: pack.id, collectibleId, quantity: body.quantity, weight: body.weight, now });
             return { pack: await updatePack(tx, pack.id, { updatedAt: now }), before: toEntryRecord(entry), after: toEntryRecord(added) };
           }
           case 'removeCollectible': {
             const entry = pool.find((candidate) => candidate.collectibleId === body.collectibleId);
+            if (entry) assertPoolCovers(pack, reserved, totalRemaining(pool) - entry.remaining);
             if (!entry || !(await deletePoolEntry(tx, pack.id, entry.collectibleId))) {
               throw new NotFoundError('pool_entry_not_found', 'This collectible is not in the pack’s pool.');
             }

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, type SQL } from 'drizzle-orm';
-import { type TeamAdminRow, type TeamRow, teamAdmins, teams, users } from '../../../db/schema.js';
+import { type TeamAdminRow, type TeamRow, teamAdmins, teams } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
 import type { Database } from '../db.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
@@ -89,9 +89,4 @@ export async function listMembers(db: Database, teamId: string, filters: { role?
     .orderBy(desc(teamAdmins.createdAt), desc(teamAdmins.userId))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.userId }));
-}
-
-export async function userExists(tx: Database, userId: string): Promise<boolean> {
-  const [row] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId));
-  return row !== undefined;
 }

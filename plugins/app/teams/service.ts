@@ -6,6 +6,7 @@ import { authorize, forbidden, type Principal, requireAdminAccess, type TeamRole
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
+import { userExists, userNotFound } from '../users/repository.js';
 import { withCurrentRole } from './current-role.js';
 import {
   countOwners,
@@ -17,10 +18,8 @@ import {
   listMembers,
   listTeams,
   updateMemberRole,
-  userExists,
 } from './repository.js';
 
-const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
 const memberNotFound = () => new NotFoundError('member_not_found', 'This user has no role in this team.');
 const lastOwner = () => new ConflictError('last_owner', 'A team always keeps at least one owner: make someone else owner first.');
 

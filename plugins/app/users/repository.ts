@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { teamAdmins, type UserRow, users } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
 import type { Database } from '../db.js';
+import { NotFoundError } from '../errors.js';
 
 /** How often a returning user's lastSeenAt is refreshed: a write per request would be wasteful. */
 const LAST_SEEN_RESOLUTION_SECONDS = 300;
@@ -10,6 +11,13 @@ const LAST_SEEN_RESOLUTION_SECONDS = 300;
 export async function insertUser(tx: Database, row: typeof users.$inferInsert): Promise<void> {
   await tx.insert(users).values(row).onConflictDoNothing();
 }
+
+export async function userExists(tx: Database, userId: string): Promise<boolean> {
+  const [row] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId));
+  return row !== undefined;
+}
+
+export const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
 
 export function createUsersRepository(db: Database) {
   return {

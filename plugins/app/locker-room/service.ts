@@ -1,0 +1,34 @@
+import { RARITIES } from '../../../schemas/enums.js';
+import type { LockerRoomTotals, Pull, PullQuery } from '../../../schemas/purchases.js';
+import type { DatabaseHandle } from '../db.js';
+import { decodeCursor } from '../pagination.js';
+import { listPulls, pullsByRarity, scoreOf, unopenedCount } from './repository.js';
+
+/** What a fan owns: totals, pulls, and (through the opening service) each open's proof. */
+export function createLockerRoomService(db: DatabaseHandle) {
+  return {
+    async totals(userId: string): Promise<LockerRoomTotals> {
+      const [byRarity, points, unopenedPacks] = await Promise.all([pullsByRarity(db.orm, userId), scoreOf(db.orm, userId), unopenedCount(db.orm, userId)]);
+      const counts = Object.fromEntries(RARITIES.map((rarity) => [rarity, byRarity.get(rarity) ?? 0])) as LockerRoomTotals['byRarity'];
+      return { pulls: Object.values(counts).reduce((sum, count) => sum + count, 0), byRarity: counts, points, unopenedPacks };
+    },
+
+    async pulls(userId: string, query: PullQuery): Promise<{ items: Pull[]; nextCursor: string | null }> {
+      const page = await listPulls(db.orm, userId, { rarity: query.rarity, teamId: query.teamId }, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      return {
+        items: page.items.map((row) => ({
+          id: row.id,
+          collectible: row.collectible,
+          serialNumber: row.serialNumber,
+          editionSize: row.editionSize,
+          packId: row.packId,
+          userPackId: row.userPackId,
+          pulledAt: row.createdAt.toISOString(),
+        })),
+        nextCursor: page.nextCursor,
+      };
+    },
+  };
+}
+
+export type LockerRoomService = ReturnType<typeof createLockerRoomService>;
