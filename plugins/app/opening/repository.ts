@@ -1,9 +1,17 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { collectibles, packOpens, packPoolEntries, packs, pulls, purchases, userPacks, users } from '../../../db/schema.js';
+import { packOpens, packs, purchases, userPacks } from '../../../db/schema.js';
+import type { Rarity } from '../../../schemas/enums.js';
 import type { OpenResult } from '../../../schemas/purchases.js';
 import type { Database } from '../db.js';
+import type { SerialBlock } from '../packs/draw.js';
 
-/** SQL of opening owned packs. Writes run inside the caller's transaction. */
+/**
+ * SQL of opening owned packs. Writes run inside the caller's transaction. An open holds its
+ * pack's row lock from the first statement below to the commit, so it does its work in few round
+ * trips: lock, read the pool with its serials, read the places the draws need, write everything.
+ */
+
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
 export async function findOpenResult(db: Database, key: { userPackId: string; userId: string }): Promise<OpenResult | undefined> {
   const [row] = await db
@@ -13,55 +21,165 @@ export async function findOpenResult(db: Database, key: { userPackId: string; us
   return row?.result as OpenResult | undefined;
 }
 
-export async function purchaseSeeds(db: Database, purchaseId: string) {
-  const [row] = await db
-    .select({ serverSeed: purchases.serverSeed, serverSeedHash: purchases.serverSeedHash, clientSeed: purchases.clientSeed })
-    .from(purchases)
-    .where(eq(purchases.id, purchaseId));
-  return row;
-}
-
-/** Takes `count` copies of an entry out of the pool. */
-export async function takeCopies(tx: Database, packId: string, collectibleId: string, count: number): Promise<void> {
-  await tx
-    .update(packPoolEntries)
-    .set({ remaining: sql`${packPoolEntries.remaining} - ${count}` })
-    .where(and(eq(packPoolEntries.packId, packId), eq(packPoolEntries.collectibleId, collectibleId)));
-}
-
-/** Counts `count` more minted copies of a collectible; answers its editionSize. */
-export async function countMinted(tx: Database, collectibleId: string, count: number): Promise<number> {
+/** Takes the pack's row lock for the rest of the transaction and counts `count` opens; answers cardsPerPack. */
+export async function lockPackForOpen(tx: Database, packId: string, count: number): Promise<number | undefined> {
   const [row] = await tx
-    .update(collectibles)
-    .set({ minted: sql`${collectibles.minted} + ${count}` })
-    .where(eq(collectibles.id, collectibleId))
-    .returning({ editionSize: collectibles.editionSize });
-  return row?.editionSize ?? 0;
+    .update(packs)
+    .set({ opened: sql`${packs.opened} + ${count}` })
+    .where(eq(packs.id, packId))
+    .returning({ cardsPerPack: packs.cardsPerPack });
+  return row?.cardsPerPack;
 }
 
-export async function addScore(tx: Database, userId: string, points: number): Promise<void> {
-  if (points === 0) return;
-  await tx.update(users).set({ score: sql`${users.score} + ${points}` }).where(eq(users.id, userId));
+export interface DrawEntry {
+  collectibleId: string;
+  weight: number;
+  remaining: number;
+  collectible: { id: string; teamId: string | null; name: string; description: string; imageUrl: string | null; rarity: Rarity; points: number };
+  editionSize: number;
+  /** The entry's serials: null before any were allocated. */
+  serials: { minted: number; allocated: number; blocks: SerialBlock[] } | null;
 }
 
-/** Stores the open: its result, its pulls, the owned pack marked opened and the pack's count. */
-export async function recordOpen(
-  tx: Database,
-  open: { userPackId: string; userId: string; packId: string; result: OpenResult; openedAt: Date },
-): Promise<void> {
-  await tx.insert(packOpens).values({ userPackId: open.userPackId, userId: open.userId, packId: open.packId, result: open.result, createdAt: open.openedAt });
-  await tx.insert(pulls).values(
+/** The pack's pool in one query: each entry with its collectible, and its serial state and blocks. */
+export async function readDrawPool(tx: Database, packId: string): Promise<DrawEntry[]> {
+  const rows = rowsOf<{
+    collectible_id: string;
+    weight: number;
+    remaining: number;
+    team_id: string | null;
+    name: string;
+    description: string;
+    image_url: string | null;
+    rarity: Rarity;
+    points: number;
+    edition_size: number;
+    minted: number | null;
+    allocated: number | null;
+    blocks: SerialBlock[];
+  }>(
+    await tx.execute(sql`
+      select e.collectible_id, e.weight, e.remaining, c.team_id, c.name, c.description, c.image_url, c.rarity, c.points,
+             c.edition_size, s.minted, s.allocated,
+             coalesce((select json_agg(json_build_object('first', b.first, 'count', b.count) order by b.created_at, b.first)
+                       from serial_blocks b where b.pack_id = e.pack_id and b.collectible_id = e.collectible_id), '[]'::json) as blocks
+      from pack_pool_entries e
+      join collectibles c on c.id = e.collectible_id
+      left join serial_states s on s.pack_id = e.pack_id and s.collectible_id = e.collectible_id
+      where e.pack_id = ${packId}`),
+  );
+  return rows.map((row) => ({
+    collectibleId: row.collectible_id,
+    weight: row.weight,
+    remaining: row.remaining,
+    collectible: {
+      id: row.collectible_id,
+      teamId: row.team_id,
+      name: row.name,
+      description: row.description,
+      imageUrl: row.image_url,
+      rarity: row.rarity,
+      points: row.points,
+    },
+    editionSize: row.edition_size,
+    serials: row.minted === null ? null : { minted: row.minted, allocated: row.allocated as number, blocks: row.blocks },
+  }));
+}
+
+export interface OpenWrites {
+  packId: string;
+  openedAt: Date;
+  /** Copies taken per collectible, over every open. */
+  takes: { collectibleId: string; count: number }[];
+  /** Moved serial places to set and to forget. */
+  movesSet: { collectibleId: string; place: number; serialNumber: number }[];
+  movesRemoved: { collectibleId: string; place: number }[];
+  /** Points to add, per user. */
+  scores: { userId: string; points: number }[];
+  /** Each open: its owner and its result (whose items are the pulls). */
+  opens: { userId: string; result: OpenResult }[];
+}
+
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+/**
+ * Every write of one or more opens of a pack in one statement: copies out of the pool, serial
+ * states and moves, collectibles' minted counts, the owners' scores, the stored results, the
+ * pulls, and the owned packs marked opened.
+ */
+export async function writeOpens(tx: Database, write: OpenWrites): Promise<void> {
+  const takes = write.takes.map((take) => ({ collectible_id: take.collectibleId, n: take.count }));
+  const set = write.movesSet.map((move) => ({ collectible_id: move.collectibleId, place: move.place, serial_number: move.serialNumber }));
+  const removed = write.movesRemoved.map((move) => ({ collectible_id: move.collectibleId, place: move.place }));
+  const scores = write.scores.filter((score) => score.points !== 0).map((score) => ({ user_id: score.userId, points: score.points }));
+  const stored = write.opens.map((open) => ({ user_pack_id: open.result.userPackId, user_id: open.userId, result: open.result }));
+  const pulled = write.opens.flatMap((open) =>
     open.result.items.map((item, drawIndex) => ({
       id: item.id,
-      userId: open.userId,
-      userPackId: open.userPackId,
-      packId: open.packId,
-      collectibleId: item.collectible.id,
-      drawIndex,
-      serialNumber: item.serialNumber,
-      createdAt: open.openedAt,
+      user_id: open.userId,
+      user_pack_id: open.result.userPackId,
+      collectible_id: item.collectible.id,
+      draw_index: drawIndex,
+      serial_number: item.serialNumber,
     })),
   );
-  await tx.update(userPacks).set({ openedAt: open.openedAt }).where(eq(userPacks.id, open.userPackId));
-  await tx.update(packs).set({ opened: sql`${packs.opened} + 1` }).where(eq(packs.id, open.packId));
+  const rows = rowsOf<{ pool: number; states: number; pulls: number; owned: number }>(
+    await tx.execute(sql`
+      with takes as (select * from jsonb_to_recordset(${json(takes)}) as t(collectible_id text, n integer)),
+      pool as (
+        update pack_pool_entries e set remaining = e.remaining - t.n from takes t
+        where e.pack_id = ${write.packId} and e.collectible_id = t.collectible_id returning 1),
+      states as (
+        update serial_states s set minted = s.minted + t.n from takes t
+        where s.pack_id = ${write.packId} and s.collectible_id = t.collectible_id returning 1),
+      minted as (update collectibles c set minted = c.minted + t.n from takes t where c.id = t.collectible_id returning 1),
+      forgotten as (
+        delete from serial_moves m using jsonb_to_recordset(${json(removed)}) as r(collectible_id text, place integer)
+        where m.pack_id = ${write.packId} and m.collectible_id = r.collectible_id and m.place = r.place returning 1),
+      moved as (
+        insert into serial_moves (pack_id, collectible_id, place, serial_number)
+        select ${write.packId}, x.collectible_id, x.place, x.serial_number
+        from jsonb_to_recordset(${json(set)}) as x(collectible_id text, place integer, serial_number integer)
+        on conflict (pack_id, collectible_id, place) do update set serial_number = excluded.serial_number returning 1),
+      scored as (
+        update users u set score = u.score + s.points
+        from jsonb_to_recordset(${json(scores)}) as s(user_id text, points integer) where u.id = s.user_id returning 1),
+      stored as (
+        insert into pack_opens (user_pack_id, user_id, pack_id, result, created_at)
+        select o.user_pack_id, o.user_id, ${write.packId}, o.result, ${write.openedAt}
+        from jsonb_to_recordset(${json(stored)}) as o(user_pack_id text, user_id text, result jsonb) returning 1),
+      pulled as (
+        insert into pulls (id, user_id, user_pack_id, pack_id, collectible_id, draw_index, serial_number, created_at)
+        select p.id, p.user_id, p.user_pack_id, ${write.packId}, p.collectible_id, p.draw_index, p.serial_number, ${write.openedAt}
+        from jsonb_to_recordset(${json(pulled)}) as p(id text, user_id text, user_pack_id text, collectible_id text, draw_index integer, serial_number integer)
+        returning 1),
+      owned as (
+        update user_packs set opened_at = ${write.openedAt}
+        where id in (select o.user_pack_id from jsonb_to_recordset(${json(stored)}) as o(user_pack_id text)) returning 1)
+      select (select count(*) from pool)::int as pool, (select count(*) from states)::int as states,
+             (select count(*) from pulled)::int as pulls, (select count(*) from owned)::int as owned`),
+  );
+  const counts = rows[0];
+  if (counts?.pool !== takes.length || counts.states !== takes.length || counts.pulls !== pulled.length || counts.owned !== stored.length) {
+    throw new Error(`an open of pack ${write.packId} wrote ${JSON.stringify(counts)}; expected ${takes.length} entries, ${pulled.length} pulls, ${stored.length} packs`);
+  }
+}
+
+/** Marks an owned pack as being opened by this transaction: its row lock, and the purchase's seeds. */
+export async function lockOwnedPack(tx: Database, key: { id: string; userId: string }) {
+  const [row] = await tx
+    .select({
+      id: userPacks.id,
+      packId: userPacks.packId,
+      purchaseId: userPacks.purchaseId,
+      openedAt: userPacks.openedAt,
+      serverSeed: purchases.serverSeed,
+      serverSeedHash: purchases.serverSeedHash,
+      clientSeed: purchases.clientSeed,
+    })
+    .from(userPacks)
+    .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
+    .where(and(eq(userPacks.id, key.id), eq(userPacks.userId, key.userId)))
+    .for('update', { of: userPacks });
+  return row;
 }

@@ -1,14 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { OpenPackBody, OpenResult } from '../../../schemas/purchases.js';
-import type { Database } from '../db.js';
-import { NotFoundError } from '../errors.js';
+import type { Database, DatabaseHandle } from '../db.js';
+import { AppError, NotFoundError } from '../errors.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
-import { findPack, type PoolRow, poolOf } from '../packs/repository.js';
-import { activeBlocks, movesChanged, placesRead } from '../packs/serials.js';
-import { allocateSerials, loadMoves, saveSerialChanges } from '../packs/serials-repository.js';
-import { findUserPack, oldestUnopened } from '../purchases/repository.js';
+import type { PoolEntry } from '../packs/odds.js';
+import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
+import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
+import { oldestUnopened } from '../purchases/repository.js';
 import { packNotFound } from '../purchases/service.js';
-import { addScore, countMinted, findOpenResult, purchaseSeeds, recordOpen, takeCopies } from './repository.js';
+import { KeyedBatcher } from './batcher.js';
+import { type DrawEntry, findOpenResult, lockOwnedPack, lockPackForOpen, readDrawPool, writeOpens } from './repository.js';
 
 const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
 const noUnopenedPack = () => new NotFoundError('no_unopened_pack', 'You have no unopened pack of this kind.');
@@ -17,87 +18,181 @@ const openNotFound = () => new NotFoundError('open_not_found', 'You have opened 
 /** How often an open without userPackId looks again when the pack it chose was opened meanwhile. */
 const MAX_PICKS = 5;
 
+/** Whether some copy of the entry has no serial yet (copies added to a restored draft, or a pack published before serials). */
+const lacksSerials = (entry: DrawEntry) => entry.serials === null || serialsToAllocate(entry.serials, entry.remaining) > 0;
+
 /**
  * Opening owned packs: the verifiable draw (packs/draw.ts) applied to the pool, serials, points
- * and the stored result, in the caller's transaction. The pack's row lock serializes every open
- * of one pack with its sales and admin changes; an owned pack's row lock makes opening it twice
- * answer the first result.
+ * and the stored result, in the caller's transaction. The owned pack's row lock makes opening it
+ * twice answer the first result; the pack's row lock, taken as late as possible and held for
+ * four statements, serializes the opens of one pack with its sales and admin changes.
  */
-export function createOpeningService() {
-  /** The caller's owned pack to open, locked: the one named, or the oldest unopened one. */
-  async function pickUserPack(tx: Database, userId: string, packId: string, userPackId: string | undefined) {
-    if (userPackId !== undefined) {
-      const owned = await findUserPack(tx, { id: userPackId, userId }, { lock: true });
+export interface OpenRequest {
+  userId: string;
+  body: OpenPackBody;
+}
+
+type OwnedPack = NonNullable<Awaited<ReturnType<typeof lockOwnedPack>>>;
+
+/** The most opens of one pack drawn in one transaction. */
+const MAX_BATCH = 32;
+
+export function createOpeningService(db: DatabaseHandle) {
+  /**
+   * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
+   * oldest unopened one not already `claimed` by an earlier open of the same batch.
+   */
+  async function pickUserPack(tx: Database, request: OpenRequest, packId: string, claimed: Set<string>): Promise<OwnedPack> {
+    const { userId, body } = request;
+    if (body.userPackId !== undefined) {
+      const owned = await lockOwnedPack(tx, { id: body.userPackId, userId });
       if (!owned || owned.packId !== packId) throw userPackNotFound();
       return owned;
     }
     for (let pick = 0; pick < MAX_PICKS; pick++) {
-      const candidate = await oldestUnopened(tx, userId, packId);
+      const candidate = await oldestUnopened(tx, userId, packId, [...claimed]);
       if (candidate === undefined) throw noUnopenedPack();
-      const owned = await findUserPack(tx, { id: candidate, userId }, { lock: true });
+      const owned = await lockOwnedPack(tx, { id: candidate, userId });
       if (owned && owned.openedAt === null) return owned;
     }
     throw noUnopenedPack();
   }
 
-  return {
-    async open(tx: Database, userId: string, packId: string, body: OpenPackBody): Promise<OpenResult> {
-      const owned = await pickUserPack(tx, userId, packId, body.userPackId);
-      if (owned.openedAt !== null) {
-        const stored = await findOpenResult(tx, { userPackId: owned.id, userId });
-        if (!stored) throw new Error(`opened pack ${owned.id} has no stored result`);
-        return stored;
+  /**
+   * Opens one or more owned packs of one pack in the caller's transaction, drawing them one
+   * after another from the pool under one hold of the pack's row lock. Answers, in order, each
+   * request's result or the AppError it is refused with; a pack named twice answers one draw twice.
+   */
+  async function openBatch(tx: Database, packId: string, requests: readonly OpenRequest[]): Promise<(OpenResult | AppError)[]> {
+    const outcomes: (OpenResult | AppError | number)[] = [];
+    const fresh: { index: number; owned: OwnedPack; clientSeed: string; userId: string }[] = [];
+    const claimed = new Map<string, number>();
+    // Named packs first, in id order, so concurrent batches lock owned packs the same way round.
+    const order = [...requests.keys()].sort((a, b) => {
+      const [left, right] = [requests[a]?.body.userPackId ?? '\uffff', requests[b]?.body.userPackId ?? '\uffff'];
+      return left < right ? -1 : left > right ? 1 : a - b;
+    });
+    for (const index of order) {
+      const request = requests[index] as OpenRequest;
+      try {
+        const owned = await pickUserPack(tx, request, packId, new Set(claimed.keys()));
+        const earlier = claimed.get(owned.id);
+        if (earlier !== undefined) outcomes[index] = earlier;
+        else if (owned.openedAt !== null) {
+          const stored = await findOpenResult(tx, { userPackId: owned.id, userId: request.userId });
+          if (!stored) throw new Error(`opened pack ${owned.id} has no stored result`);
+          outcomes[index] = stored;
+        } else {
+          claimed.set(owned.id, index);
+          const clientSeed = request.body.clientSeed ?? owned.clientSeed ?? randomBytes(16).toString('hex');
+          fresh.push({ index, owned, clientSeed, userId: request.userId });
+        }
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        outcomes[index] = error;
       }
-      const seeds = await purchaseSeeds(tx, owned.purchaseId);
-      if (!seeds) throw new Error(`owned pack ${owned.id} has no purchase`);
-      const pack = await findPack(tx, packId, { lock: true });
-      if (!pack) throw packNotFound();
-      const pool = await poolOf(tx, packId);
-      const clientSeed = body.clientSeed ?? seeds.clientSeed ?? randomBytes(16).toString('hex');
-      const now = new Date();
+    }
+    if (fresh.length > 0) {
+      fresh.sort((a, b) => a.index - b.index);
+      for (const [index, result] of (await drawAndWrite(tx, packId, fresh)).entries()) outcomes[(fresh[index] as { index: number }).index] = result;
+    }
+    // A pack named twice in one batch answers the one draw.
+    return outcomes.map((outcome) => (typeof outcome === 'number' ? (outcomes[outcome] as OpenResult) : outcome));
+  }
 
-      // Which entries the draws take and where: only their serial places are read.
-      const { positions } = drawPositions(seeds.serverSeed, clientSeed, pack.cardsPerPack, pool);
-      const byId = new Map(pool.map((entry) => [entry.collectibleId, entry]));
-      const drawnIds = [...new Set(positions.map((drawn) => drawn.collectibleId))];
-      const stored = await allocateSerials(tx, packId, drawnIds.map((id) => byId.get(id) as PoolRow), now);
-      const minted = new Map(drawnIds.map((id) => [id, stored.get(id)?.minted ?? 0]));
-      const moves = await loadMoves(tx, packId, placesRead(positions, minted));
-      const serials = new Map<string, SerialState>(
-        drawnIds.map((id) => {
-          const entry = stored.get(id);
-          if (!entry) throw new Error(`no serial state for ${id} in pack ${packId}`);
-          const length = entry.minted + (byId.get(id) as PoolRow).remaining;
-          return [id, { blocks: activeBlocks(entry.blocks, length), minted: entry.minted, moved: moves.get(id) ?? new Map() }];
-        }),
-      );
-      const drawn = drawPack({ serverSeed: seeds.serverSeed, clientSeed, cardsPerPack: pack.cardsPerPack, pool, serials });
+  /** The draws of fresh opens, one after another from the pool as each leaves it, and one write of them all. */
+  async function drawAndWrite(
+    tx: Database,
+    packId: string,
+    opens: { owned: OwnedPack; clientSeed: string; userId: string }[],
+  ): Promise<OpenResult[]> {
+    const now = new Date();
+    const cardsPerPack = await lockPackForOpen(tx, packId, opens.length);
+    if (cardsPerPack === undefined) throw packNotFound();
+    let pool = await readDrawPool(tx, packId);
+    const entryOf = (id: string) => pool.find((entry) => entry.collectibleId === id) as DrawEntry;
 
-      // Writes, collectibles in one order (two opens sharing collectibles lock them the same way round).
-      const editionSizes = new Map<string, number>();
-      for (const id of [...drawnIds].sort()) {
-        const count = drawn.draws.filter((draw) => draw.collectibleId === id).length;
-        const before = serials.get(id) as SerialState;
-        const after = drawn.serialsAfter.get(id) as SerialState;
-        await takeCopies(tx, packId, id, count);
-        await saveSerialChanges(tx, packId, id, { minted: count, ...movesChanged(before.moved, after.moved) });
-        editionSizes.set(id, await countMinted(tx, id, count));
+    // Which entries the draws take and where, open after open: only those serial places are read.
+    const positions: { collectibleId: string; position: number }[] = [];
+    let working: PoolEntry[] = pool;
+    for (const open of opens) {
+      const drawn = drawPositions(open.owned.serverSeed, open.clientSeed, cardsPerPack, working);
+      positions.push(...drawn.positions);
+      working = drawn.poolAfter;
+    }
+    const drawnIds = [...new Set(positions.map((drawn) => drawn.collectibleId))];
+    if (drawnIds.some((id) => lacksSerials(entryOf(id)))) {
+      await allocateSerials(tx, packId, drawnIds.map(entryOf), now);
+      pool = await readDrawPool(tx, packId);
+    }
+    const stateOf = (id: string) => {
+      const serials = entryOf(id).serials;
+      if (!serials) throw new Error(`no serial state for ${id} in pack ${packId}`);
+      return serials;
+    };
+    const moves = await loadMoves(tx, packId, placesRead(positions, new Map(drawnIds.map((id) => [id, stateOf(id).minted]))));
+    const before = new Map<string, SerialState>(
+      drawnIds.map((id) => {
+        const stored = stateOf(id);
+        const length = stored.minted + entryOf(id).remaining;
+        return [id, { blocks: activeBlocks(stored.blocks, length), minted: stored.minted, moved: moves.get(id) ?? new Map() }];
+      }),
+    );
+
+    let serials = new Map(before);
+    let current: readonly PoolEntry[] = pool;
+    const results: OpenResult[] = [];
+    const taken = new Map<string, number>();
+    const scores = new Map<string, number>();
+    for (const open of opens) {
+      const drawn = drawPack({ serverSeed: open.owned.serverSeed, clientSeed: open.clientSeed, cardsPerPack, pool: current, serials });
+      current = drawn.poolAfter;
+      serials = new Map([...serials, ...drawn.serialsAfter]);
+      for (const draw of drawn.draws) {
+        taken.set(draw.collectibleId, (taken.get(draw.collectibleId) ?? 0) + 1);
+        scores.set(open.userId, (scores.get(open.userId) ?? 0) + entryOf(draw.collectibleId).collectible.points);
       }
-      await addScore(tx, userId, drawn.draws.reduce((sum, draw) => sum + (byId.get(draw.collectibleId) as PoolRow).collectible.points, 0));
-      const result: OpenResult = {
-        userPackId: owned.id,
+      results.push({
+        userPackId: open.owned.id,
         packId,
         openedAt: now.toISOString(),
         items: drawn.draws.map((draw) => ({
           id: randomUUID(),
-          collectible: (byId.get(draw.collectibleId) as PoolRow).collectible,
+          collectible: entryOf(draw.collectibleId).collectible,
           serialNumber: draw.serialNumber,
-          editionSize: editionSizes.get(draw.collectibleId) as number,
+          editionSize: entryOf(draw.collectibleId).editionSize,
         })),
-        fairness: { serverSeed: seeds.serverSeed, serverSeedHash: seeds.serverSeedHash, clientSeed, pool: drawn.pool, draws: drawn.draws },
-      };
-      await recordOpen(tx, { userPackId: owned.id, userId, packId, result, openedAt: now });
-      return result;
+        fairness: { serverSeed: open.owned.serverSeed, serverSeedHash: open.owned.serverSeedHash, clientSeed: open.clientSeed, pool: drawn.pool, draws: drawn.draws },
+      });
+    }
+    const changes = drawnIds.map((id) => ({ id, ...movesChanged((before.get(id) as SerialState).moved, (serials.get(id) as SerialState).moved) }));
+    await writeOpens(tx, {
+      packId,
+      openedAt: now,
+      takes: [...taken].map(([collectibleId, count]) => ({ collectibleId, count })),
+      movesSet: changes.flatMap((change) => change.set.map(([place, serialNumber]) => ({ collectibleId: change.id, place, serialNumber }))),
+      movesRemoved: changes.flatMap((change) => change.removed.map((place) => ({ collectibleId: change.id, place }))),
+      scores: [...scores].map(([userId, points]) => ({ userId, points })),
+      opens: opens.map((open, index) => ({ userId: open.userId, result: results[index] as OpenResult })),
+    });
+    return results;
+  }
+
+  // Opens of one pack arriving together are drawn in one transaction: they all wait for the same
+  // row lock, and one hold of it draws them all.
+  const batcher = new KeyedBatcher<OpenRequest, OpenResult>((packId, requests) => db.transaction((tx) => openBatch(tx, packId, requests)), MAX_BATCH);
+
+  return {
+    /** Opens an owned pack in the caller's transaction (a request with an Idempotency-Key). */
+    async open(tx: Database, userId: string, packId: string, body: OpenPackBody): Promise<OpenResult> {
+      const [outcome] = await openBatch(tx, packId, [{ userId, body }]);
+      if (outcome instanceof AppError) throw outcome;
+      return outcome as OpenResult;
+    },
+
+    /** Opens an owned pack together with the other opens of the pack that arrive meanwhile. */
+    openWithOthers(userId: string, packId: string, body: OpenPackBody): Promise<OpenResult> {
+      return batcher.submit(packId, { userId, body });
     },
 
     /** A stored open result, for its owner only. */

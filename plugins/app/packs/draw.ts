@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import type { DrawStep, FairnessProof } from '../../../schemas/purchases.js';
 import type { PoolEntry } from './odds.js';
 
 /**
@@ -125,16 +126,8 @@ export function takeSerial(state: SerialState, position: number): { serialNumber
   return { serialNumber, state: { blocks: state.blocks, minted: state.minted + 1, moved } };
 }
 
-export interface DrawStep {
-  k: number;
-  u: number;
-  v: number;
-  collectibleId: string;
-  /** Unminted serials of the drawn entry before this draw: its copies left. */
-  unminted: number;
-  position: number;
-  serialNumber: number;
-}
+/** One draw as the proof reveals it (schemas/purchases.ts). */
+export type { DrawStep };
 
 type DrawnPosition = Omit<DrawStep, 'serialNumber'>;
 
@@ -199,14 +192,8 @@ export function drawPack(input: DrawInput): DrawResult {
   return { pool, draws, poolAfter, serialsAfter };
 }
 
-/** What an open result reveals for checking (its `fairness` object). */
-export interface DrawProof {
-  serverSeed: string;
-  serverSeedHash: string;
-  clientSeed: string;
-  pool: readonly PoolEntry[];
-  draws: readonly DrawStep[];
-}
+/** What an open result reveals for checking: its `fairness` object (schemas/purchases.ts). */
+export type DrawProof = FairnessProof;
 
 /**
  * Checks an open's proof as a fan would: the seed against the hash published at purchase, every

@@ -79,25 +79,3 @@ export async function loadMoves(tx: Database, packId: string, places: ReadonlyMa
   for (const row of rows) moves.get(row.collectibleId)?.set(row.place, row.serialNumber);
   return moves;
 }
-
-/** Records an entry's draws: `count` more places minted, and the moved places that changed. */
-export async function saveSerialChanges(
-  tx: Database,
-  packId: string,
-  collectibleId: string,
-  change: { minted: number; set: [number, number][]; removed: number[] },
-): Promise<void> {
-  const entry = and(eq(serialStates.packId, packId), eq(serialStates.collectibleId, collectibleId));
-  await tx.update(serialStates).set({ minted: sql`${serialStates.minted} + ${change.minted}` }).where(entry);
-  if (change.removed.length > 0) {
-    await tx
-      .delete(serialMoves)
-      .where(and(eq(serialMoves.packId, packId), eq(serialMoves.collectibleId, collectibleId), inArray(serialMoves.place, change.removed)));
-  }
-  if (change.set.length > 0) {
-    await tx
-      .insert(serialMoves)
-      .values(change.set.map(([place, serialNumber]) => ({ packId, collectibleId, place, serialNumber })))
-      .onConflictDoUpdate({ target: [serialMoves.packId, serialMoves.collectibleId, serialMoves.place], set: { serialNumber: sql`excluded.serial_number` } });
-  }
-}

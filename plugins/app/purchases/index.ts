@@ -15,7 +15,7 @@ declare module 'fastify' {
 export default fp(
   async (fastify) => {
     fastify.decorate('purchases', createPurchasesService({ ttlMs: fastify.config.purchases.ttlMs }));
-    fastify.decorate('opening', createOpeningService());
+    fastify.decorate('opening', createOpeningService(fastify.db));
     fastify.decorate('lockerRoom', createLockerRoomService(fastify.db));
   },
   { name: 'purchases', dependencies: ['db'] },

@@ -1,5 +1,5 @@
-import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
-import { type PurchaseRow, packPoolEntries, packs, purchases, type UserPackRow, userPacks } from '../../../db/schema.js';
+import { and, asc, eq, gt, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm';
+import { type PackRow, type PurchaseRow, packPoolEntries, packs, purchases, type UserPackRow, userPacks } from '../../../db/schema.js';
 import type { Database } from '../db.js';
 
 /** SQL of purchases and owned packs. Writes run inside the caller's transaction. */
@@ -67,9 +67,20 @@ export async function userPackOfPurchase(db: Database, purchaseId: string): Prom
   return row;
 }
 
-/** Counts a completed sale on the pack (the table's check refuses one past its supply). */
-export async function countSale(tx: Database, packId: string): Promise<void> {
-  await tx.update(packs).set({ sold: sql`${packs.sold} + 1` }).where(eq(packs.id, packId));
+/**
+ * Counts a completed sale on the pack if it is active, taking its row lock (the table's check
+ * refuses a sale past its supply). Answers the pack's status, or undefined for an unknown pack;
+ * a pack that is not active is left unchanged.
+ */
+export async function countSale(tx: Database, packId: string): Promise<PackRow['status'] | undefined> {
+  const [sold] = await tx
+    .update(packs)
+    .set({ sold: sql`${packs.sold} + 1` })
+    .where(and(eq(packs.id, packId), eq(packs.status, 'active')))
+    .returning({ status: packs.status });
+  if (sold) return sold.status;
+  const [other] = await tx.select({ status: packs.status }).from(packs).where(eq(packs.id, packId));
+  return other?.status;
 }
 
 /**
@@ -92,19 +103,13 @@ export async function expirePurchases(db: Database, now: Date, limit: number): P
   return expired.length;
 }
 
-/** The user's unopened packs of a pack, oldest first (ids only: the caller locks the one it takes). */
-export async function oldestUnopened(db: Database, userId: string, packId: string): Promise<string | undefined> {
+/** The user's oldest unopened pack of a pack but those excluded (its id only: the caller locks the one it takes). */
+export async function oldestUnopened(db: Database, userId: string, packId: string, excluding: string[] = []): Promise<string | undefined> {
   const [row] = await db
     .select({ id: userPacks.id })
     .from(userPacks)
-    .where(and(eq(userPacks.userId, userId), eq(userPacks.packId, packId), isNull(userPacks.openedAt)))
+    .where(and(eq(userPacks.userId, userId), eq(userPacks.packId, packId), isNull(userPacks.openedAt), excluding.length > 0 ? notInArray(userPacks.id, excluding) : undefined))
     .orderBy(asc(userPacks.createdAt), asc(userPacks.id))
     .limit(1);
   return row?.id;
-}
-
-export async function findUserPack(db: Database, key: { id: string; userId: string }, options: { lock?: boolean } = {}) {
-  const query = db.select().from(userPacks).where(and(eq(userPacks.id, key.id), eq(userPacks.userId, key.userId)));
-  const [row] = options.lock ? await query.for('update') : await query;
-  return row;
 }

@@ -94,15 +94,15 @@ export function createPurchasesService(options: { ttlMs: number }) {
         return { purchase: toPurchase(purchase, now), userPack: toUserPack(owned) };
       }
       assertCompletable(effectiveStatus(purchase, now));
-      const pack = await findPack(tx, packId, { lock: true });
-      if (!pack) throw packNotFound();
-      if (pack.status !== 'active') throw packNotOnSale(pack.status);
       if (purchase.price > 0) {
-        await appendLedgerEntry(tx, { userId, amount: -purchase.price, kind: 'purchase', reference: purchase.id, reason: `Pack ${pack.name}` }, now);
+        await appendLedgerEntry(tx, { userId, amount: -purchase.price, kind: 'purchase', reference: purchase.id }, now);
       }
       const completed = await updatePurchase(tx, purchase.id, { status: 'completed', completedAt: now, clientSeed: body.clientSeed ?? null });
       const userPack = await insertUserPack(tx, { id: randomUUID(), userId, packId, purchaseId: purchase.id, createdAt: now });
-      await countSale(tx, packId);
+      // Last, so the pack's row lock (which every sale and open of the pack waits for) is held the shortest time.
+      const status = await countSale(tx, packId);
+      if (status === undefined) throw packNotFound();
+      if (status !== 'active') throw packNotOnSale(status);
       return { purchase: toPurchase(completed, now), userPack: toUserPack(userPack) };
     },
 

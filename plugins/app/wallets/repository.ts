@@ -28,8 +28,12 @@ export interface LedgerChange {
  * Throws insufficient_funds, and writes nothing, when the balance would go below zero.
  */
 export async function appendLedgerEntry(tx: Database, change: LedgerChange, now: Date): Promise<LedgerRow> {
-  await tx.insert(wallets).values({ userId: change.userId, balance: 0, lastSeq: null, updatedAt: now }).onConflictDoNothing();
-  const [wallet] = await tx.select().from(wallets).where(eq(wallets.userId, change.userId)).for('update');
+  const lockWallet = () => tx.select().from(wallets).where(eq(wallets.userId, change.userId)).for('update');
+  let [wallet] = await lockWallet();
+  if (!wallet) {
+    await tx.insert(wallets).values({ userId: change.userId, balance: 0, lastSeq: null, updatedAt: now }).onConflictDoNothing();
+    [wallet] = await lockWallet();
+  }
   if (!wallet) throw new Error(`the wallet of ${change.userId} vanished inside its transaction`);
   const planned = planEntry(wallet, change.amount, now);
   const [entry] = await tx

@@ -116,11 +116,15 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WithHeaders(OpenResultResponse, REPLAYED, 'The pulls and their fairness proof'), ...errorResponses(404, 409) },
       },
     },
-    async (request, reply) =>
-      app.runChange(request, reply, 200, async (tx) => ({
-        success: true as const,
-        data: await app.opening.open(tx, callerOf(request).id, request.params.id, request.body ?? {}),
-      })),
+    async (request, reply) => {
+      const body = request.body ?? {};
+      // Without a key there is no response to store: the open joins the other opens of the pack
+      // arriving meanwhile, drawn in one transaction.
+      if (request.headers['idempotency-key'] === undefined) {
+        return { success: true as const, data: await app.opening.openWithOthers(callerOf(request).id, request.params.id, body) };
+      }
+      return app.runChange(request, reply, 200, async (tx) => ({ success: true as const, data: await app.opening.open(tx, callerOf(request).id, request.params.id, body) }));
+    },
   );
 };
 

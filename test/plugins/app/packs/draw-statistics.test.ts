@@ -13,7 +13,8 @@ function drawCounts(pool: { collectibleId: string; weight: number; remaining: nu
   const counts = pool.map(() => 0);
   for (let i = 0; i < samples; i++) {
     const [first] = drawPositions(seed(i), 'client', 1, pool).positions;
-    counts[index.get(first?.collectibleId as string) as number]++;
+    const at = index.get(first?.collectibleId as string) as number;
+    counts[at] = (counts[at] ?? 0) + 1;
   }
   return counts;
 }
@@ -61,8 +62,10 @@ t.test('serial positions are uniform over the block, for the first opener and th
       serials = result.serialsAfter.get('card') as SerialState;
     }
     if (new Set(given).size !== editionSize) repeated++;
-    first[(given[0] as number) - 1]++;
-    last[(given[editionSize - 1] as number) - 1]++;
+    const firstSerial = (given[0] as number) - 1;
+    const lastSerial = (given[editionSize - 1] as number) - 1;
+    first[firstSerial] = (first[firstSerial] ?? 0) + 1;
+    last[lastSerial] = (last[lastSerial] ?? 0) + 1;
   }
   t.equal(repeated, 0, 'every drop gave every serial exactly once');
   const expected = first.map(() => trials / editionSize);

@@ -39,10 +39,10 @@ t.test('opens through the API follow the published odds (chi-square, p = 0.001)'
     const pool = proof.pool.map((entry) => ({ ...entry }));
     for (const draw of proof.draws) {
       drawOdds(pool).forEach((entry, index) => {
-        expected[index] += entry.probability;
+        expected[index] = (expected[index] ?? 0) + entry.probability;
       });
       const index = ids.indexOf(draw.collectibleId);
-      observed[index]++;
+      observed[index] = (observed[index] ?? 0) + 1;
       (pool[index] as { remaining: number }).remaining--;
     }
   }
