@@ -1,0 +1,166 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
+import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, percentile, startServer } from './lib.js';
+
+/**
+ * Buying and opening one hot pack, against the built server on one database:
+ *   npm run bench:opens -- --db embedded|external [--users 50] [--packs 10] [--cards 5] [--seconds 10]
+ *
+ * 1. `--users` fans each buy `--packs` packs of one pack (start + complete), all at once:
+ *    median and p99 of a purchase (both requests).
+ * 2. The same fans open every pack, all at once: every open locks the same pool. Opens a second.
+ * 3. The ceiling of the database itself: pgbench at the same concurrency running the smallest
+ *    transaction an open needs (lock the pool's rows, decrement one, insert one pull, commit), on
+ *    copies of the pack's pool rows, for `--seconds`.
+ * 4. The invariants of the economy, checked on the database afterwards.
+ */
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'embedded' },
+    users: { type: 'string', default: '50' },
+    packs: { type: 'string', default: '10' },
+    cards: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '10' },
+  },
+});
+const kind = databaseKind(values.db);
+const users = Number(values.users);
+const packsPerUser = Number(values.packs);
+const cards = Number(values.cards);
+const seconds = Number(values.seconds);
+const ENTRIES = 10;
+const admin = benchToken({ sub: 'bench-admin', role: 'admin' });
+const run = promisify(execFile);
+
+async function call(url: string, method: string, token: string, body?: unknown): Promise<{ status: number; json: { data?: Record<string, unknown> } }> {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as { data?: Record<string, unknown> } };
+}
+
+async function expectOk(what: string, promise: ReturnType<typeof call>, status = 200) {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.json)}`);
+  return res.json.data as Record<string, unknown>;
+}
+
+/** Runs `work(i)` for every fan at once; answers the wall-clock milliseconds. */
+async function allFans(work: (fan: number) => Promise<void>): Promise<number> {
+  const started = performance.now();
+  await Promise.all(Array.from({ length: users }, (_, fan) => work(fan)));
+  return performance.now() - started;
+}
+
+/** Connection settings for pgbench: the external server's URL, or the embedded server's port and password. */
+function pgbenchTarget(env: Record<string, string>): { args: string[]; password?: string } {
+  if (env.DATABASE_URL) {
+    const url = new URL(env.DATABASE_URL);
+    return { args: ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username) || 'postgres', url.pathname.slice(1)] };
+  }
+  const cluster = join(env.DATA_DIR as string, 'postgres');
+  const port = readFileSync(join(cluster, 'postmaster.pid'), 'utf8').split('\n')[3]?.trim() as string;
+  return { args: ['-h', '127.0.0.1', '-p', port, '-U', 'postgres', 'pack_service'], password: readFileSync(join(cluster, 'pack-service.password'), 'utf8').trim() };
+}
+
+const database = await benchDatabase(kind);
+try {
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false' }, 3512);
+  try {
+    const api = (path: string) => `${server.url}/api${path}`;
+    // The hot pack: ENTRIES collectibles with enough copies for every pack bought, price 1.
+    const pack = await expectOk('create pack', call(api('/admin/packs'), 'POST', admin, { name: 'Hot drop', price: 1, cardsPerPack: cards }), 201);
+    const copies = Math.ceil((users * packsPerUser * cards) / ENTRIES) + cards;
+    for (let i = 0; i < ENTRIES; i++) {
+      const collectible = await expectOk('create collectible', call(api('/admin/collectibles'), 'POST', admin, { name: `Card ${i}`, points: i }), 201);
+      await expectOk('add', call(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'addCollectible', collectibleId: collectible.id, quantity: copies, weight: 1 + (i % 3) }));
+    }
+    await expectOk('publish', call(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'publish' }));
+    const fans = Array.from({ length: users }, (_, i) => benchToken({ sub: `bench-fan-${i}` }));
+    for (const [i, token] of fans.entries()) {
+      await expectOk('sign in', call(api('/user'), 'GET', token));
+      await expectOk('fund', call(api(`/admin/wallets/bench-fan-${i}/adjustments`), 'POST', admin, { amount: packsPerUser, reason: 'bench' }), 201);
+    }
+
+    const purchaseMs: number[] = [];
+    const owned: string[][] = fans.map(() => []);
+    const purchaseWall = await allFans(async (fan) => {
+      const token = fans[fan] as string;
+      for (let n = 0; n < packsPerUser; n++) {
+        const started = performance.now();
+        const purchase = await expectOk('start', call(api(`/packs/${pack.id}/purchase`), 'POST', token), 201);
+        const completed = await expectOk('complete', call(api(`/packs/${pack.id}/purchase`), 'PUT', token, { purchaseId: purchase.id }));
+        purchaseMs.push(performance.now() - started);
+        owned[fan]?.push((completed.userPack as { id: string }).id);
+      }
+    });
+
+    const openMs: number[] = [];
+    const openWall = await allFans(async (fan) => {
+      for (const userPackId of owned[fan] ?? []) {
+        const started = performance.now();
+        await expectOk('open', call(api(`/packs/${pack.id}/open`), 'POST', fans[fan] as string, { userPackId }));
+        openMs.push(performance.now() - started);
+      }
+    });
+    const opensPerSecond = (openMs.length / openWall) * 1000;
+
+    // The database's ceiling, on copies of the pool rows (the service's own rows stay as the opens left them).
+    const db = await database.open();
+    let pgbenchTps = Number.NaN;
+    let violations: string[] = [];
+    const folder = mkdtempSync(join(tmpdir(), 'pack-pgbench-'));
+    try {
+      violations = await findEconomyViolations(db.orm);
+      const packId = String(pack.id).replace(/'/g, "''");
+      await db.orm.execute(`drop table if exists bench_pool, bench_pulls` as never);
+      await db.orm.execute(`create table bench_pool (like pack_pool_entries including all)` as never);
+      await db.orm.execute(`insert into bench_pool select * from pack_pool_entries where pack_id = '${packId}'` as never);
+      // Copies enough for any run's length.
+      await db.orm.execute(`update bench_pool set remaining = 1000000000` as never);
+      await db.orm.execute(`create table bench_pulls (id bigserial primary key, pack_id text not null, collectible_id text not null, serial_number integer not null)` as never);
+      const script = join(folder, 'open.sql');
+      writeFileSync(
+        script,
+        [
+          '\\set n random(1, 1000000)',
+          'BEGIN;',
+          `SELECT collectible_id, remaining FROM bench_pool WHERE pack_id = '${packId}' ORDER BY collectible_id FOR UPDATE;`,
+          `UPDATE bench_pool SET remaining = remaining - 1 WHERE pack_id = '${packId}' AND collectible_id = (SELECT min(collectible_id) FROM bench_pool WHERE pack_id = '${packId}');`,
+          `INSERT INTO bench_pulls (pack_id, collectible_id, serial_number) VALUES ('${packId}', 'c', :n);`,
+          'COMMIT;',
+        ].join('\n'),
+      );
+      const target = pgbenchTarget(database.env);
+      const { stdout } = await run('pgbench', ['-n', '-c', String(users), '-j', '2', '-T', String(seconds), '-f', script, ...target.args], {
+        env: { ...process.env, ...(target.password ? { PGPASSWORD: target.password } : {}) },
+      });
+      pgbenchTps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1]);
+      await db.orm.execute(`drop table bench_pool, bench_pulls` as never);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      await db.close();
+    }
+
+    console.log(`Hot pack on ${kind} PostgreSQL: ${users} fans, ${packsPerUser} packs each, ${cards} cards a pack (Node ${process.version})\n`);
+    console.log('| step | n | per second | median ms | p99 ms |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| purchase (start + complete) | ${purchaseMs.length} | ${((purchaseMs.length / purchaseWall) * 1000).toFixed(0)} | ${median(purchaseMs).toFixed(1)} | ${percentile(purchaseMs, 99).toFixed(1)} |`);
+    console.log(`| open | ${openMs.length} | ${opensPerSecond.toFixed(0)} | ${median(openMs).toFixed(1)} | ${percentile(openMs, 99).toFixed(1)} |`);
+    console.log(`| pgbench: lock pool, decrement one, insert one pull | ${seconds} s | ${pgbenchTps.toFixed(0)} | | |`);
+    console.log(`\nopens/s ÷ pgbench ceiling = ${(opensPerSecond / pgbenchTps).toFixed(2)} (bar 0.5, aim 1.0)`);
+    console.log(`invariant violations: ${violations.length}${violations.length > 0 ? `\n${violations.join('\n')}` : ''}`);
+    if (violations.length > 0) process.exitCode = 1;
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await database.cleanup();
+}
