@@ -37,6 +37,16 @@ export async function findEconomyViolations(db: Database): Promise<string[]> {
     'an active entry has copies without serials (remaining + minted > allocated)',
     sql`select e.pack_id, e.collectible_id, e.remaining, s.minted, s.allocated from pack_pool_entries e join packs k on k.id = e.pack_id left join serial_states s on s.pack_id = e.pack_id and s.collectible_id = e.collectible_id where k.status = 'active' and e.remaining + coalesce(s.minted, 0) > coalesce(s.allocated, 0)`,
   );
+  await found(
+    'the pool cannot fill the packs sold unopened (and, on sale, reserved)',
+    sql`select k.id, k.status, k.sold, k.opened, k.cards_per_pack,
+               coalesce((select sum(e.remaining) from pack_pool_entries e where e.pack_id = k.id), 0)::int as remaining,
+               (select count(*) from purchases p where p.pack_id = k.id and p.status = 'pending' and p.expires_at > now())::int as reserved
+        from packs k
+        where coalesce((select sum(e.remaining) from pack_pool_entries e where e.pack_id = k.id), 0)
+              < (k.sold - k.opened + case when k.status = 'active'
+                   then (select count(*) from purchases p where p.pack_id = k.id and p.status = 'pending' and p.expires_at > now()) else 0 end) * k.cards_per_pack`,
+  );
   await found('pack sold past its supply', sql`select id, sold, supply from packs where supply is not null and sold > supply`);
   await found('sold differs from completed purchases', sql`select k.id, k.sold, (select count(*) from purchases p where p.pack_id = k.id and p.status = 'completed')::int as completed from packs k where k.sold <> (select count(*) from purchases p where p.pack_id = k.id and p.status = 'completed')`);
   await found('opened differs from opened packs', sql`select k.id, k.opened, (select count(*) from user_packs u where u.pack_id = k.id and u.opened_at is not null)::int as opened_packs from packs k where k.opened <> (select count(*) from user_packs u where u.pack_id = k.id and u.opened_at is not null)`);

@@ -52,19 +52,20 @@ export function createPurchasesService(options: { ttlMs: number }) {
   return {
     /** Reserves one pack for the TTL and commits to the secret server seed by its hash. */
     async start(tx: Database, userId: string, packId: string): Promise<Purchase> {
-      const now = new Date();
       const assertOnSale = async (lock: boolean) => {
         const pack = await findPack(tx, packId, { lock });
         // Drafts are not public: the same 404 as an unknown id. Archived packs were public: 409.
         if (!pack || pack.status === 'draft') throw packNotFound();
+        // The time once the lock is held: a reservation that expired while this one waited is free.
+        const now = new Date();
         const counts = await salesCounts(tx, packId, userId, now);
         assertCanReserve({ ...pack, ...counts }, counts.held);
-        return pack;
+        return { pack, now };
       };
       // A look without the lock first: at a sold-out drop, the many who came too late are answered
       // at once instead of queueing on the pack's row lock. Then the check that counts, under it.
       await assertOnSale(false);
-      const pack = await assertOnSale(true);
+      const { pack, now } = await assertOnSale(true);
       const serverSeed = randomBytes(32).toString('hex');
       const purchase = await insertPurchase(tx, {
         id: randomUUID(),
@@ -103,6 +104,9 @@ export function createPurchasesService(options: { ttlMs: number }) {
       const status = await countSale(tx, packId);
       if (status === undefined) throw packNotFound();
       if (status !== 'active') throw packNotOnSale(status);
+      // Checked again under the pack's lock: once past its expiry, the reservation no longer held
+      // the pack, and a start may have sold it to someone else (the throw undoes the debit).
+      assertCompletable(effectiveStatus(purchase, new Date()));
       return { purchase: toPurchase(completed, now), userPack: toUserPack(userPack) };
     },
 
