@@ -100,6 +100,10 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id/open',
     {
       config: { auth: 'user', idempotent: true },
+      // Every field is optional: a POST without a body means `{}`.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags: ['Packs'],
         summary: 'Open an owned pack',
@@ -117,7 +121,7 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const body = request.body ?? {};
+      const body = request.body;
       // Without a key there is no response to store: the open joins the other opens of the pack
       // arriving meanwhile, drawn in one transaction.
       if (request.headers['idempotency-key'] === undefined) {
