@@ -3,8 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import type { Database } from '../plugins/app/db.js';
 import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
-import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, percentile, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, percentile, processCpuMicros, startServer } from './lib.js';
 
 /**
  * Buying and opening one hot pack, against the built server on one database:
@@ -59,15 +62,16 @@ async function allFans(work: (fan: number) => Promise<void>): Promise<number> {
   return performance.now() - started;
 }
 
-/** Connection settings for pgbench: the external server's URL, or the embedded server's port and password. */
-function pgbenchTarget(env: Record<string, string>): { args: string[]; password?: string } {
-  if (env.DATABASE_URL) {
-    const url = new URL(env.DATABASE_URL);
-    return { args: ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username) || 'postgres', url.pathname.slice(1)] };
-  }
+/**
+ * A connection to the database the server uses, beside it: the external server's URL, or the
+ * embedded server's port (from its postmaster.pid) and password (kept in its cluster).
+ */
+function directUrl(env: Record<string, string>): URL {
+  if (env.DATABASE_URL) return new URL(env.DATABASE_URL);
   const cluster = join(env.DATA_DIR as string, 'postgres');
   const port = readFileSync(join(cluster, 'postmaster.pid'), 'utf8').split('\n')[3]?.trim() as string;
-  return { args: ['-h', '127.0.0.1', '-p', port, '-U', 'postgres', 'pack_service'], password: readFileSync(join(cluster, 'pack-service.password'), 'utf8').trim() };
+  const password = readFileSync(join(cluster, 'pack-service.password'), 'utf8').trim();
+  return new URL(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/pack_service`);
 }
 
 const database = await benchDatabase(kind);
@@ -103,6 +107,7 @@ try {
     });
 
     const openMs: number[] = [];
+    const cpuBefore = processCpuMicros(server.child.pid as number);
     const openWall = await allFans(async (fan) => {
       for (const userPackId of owned[fan] ?? []) {
         const started = performance.now();
@@ -111,21 +116,25 @@ try {
       }
     });
     const opensPerSecond = (openMs.length / openWall) * 1000;
+    const serverCpuPerOpen = (processCpuMicros(server.child.pid as number) - cpuBefore) / openMs.length;
 
     // The database's ceiling, on copies of the pool rows (the service's own rows stay as the opens left them).
-    const db = await database.open();
+    const url = directUrl(database.env);
+    const client = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    const db = drizzle({ client }) as unknown as Database;
+    const sqlText = (text: string) => client.query(text);
     let pgbenchTps = Number.NaN;
     let violations: string[] = [];
     const folder = mkdtempSync(join(tmpdir(), 'pack-pgbench-'));
     try {
-      violations = await findEconomyViolations(db.orm);
+      violations = await findEconomyViolations(db);
       const packId = String(pack.id).replace(/'/g, "''");
-      await db.orm.execute(`drop table if exists bench_pool, bench_pulls` as never);
-      await db.orm.execute(`create table bench_pool (like pack_pool_entries including all)` as never);
-      await db.orm.execute(`insert into bench_pool select * from pack_pool_entries where pack_id = '${packId}'` as never);
+      await sqlText('drop table if exists bench_pool, bench_pulls');
+      await sqlText('create table bench_pool (like pack_pool_entries including all)');
+      await sqlText(`insert into bench_pool select * from pack_pool_entries where pack_id = '${packId}'`);
       // Copies enough for any run's length.
-      await db.orm.execute(`update bench_pool set remaining = 1000000000` as never);
-      await db.orm.execute(`create table bench_pulls (id bigserial primary key, pack_id text not null, collectible_id text not null, serial_number integer not null)` as never);
+      await sqlText('update bench_pool set remaining = 1000000000');
+      await sqlText('create table bench_pulls (id bigserial primary key, pack_id text not null, collectible_id text not null, serial_number integer not null)');
       const script = join(folder, 'open.sql');
       writeFileSync(
         script,
@@ -138,15 +147,15 @@ try {
           'COMMIT;',
         ].join('\n'),
       );
-      const target = pgbenchTarget(database.env);
-      const { stdout } = await run('pgbench', ['-n', '-c', String(users), '-j', '2', '-T', String(seconds), '-f', script, ...target.args], {
-        env: { ...process.env, ...(target.password ? { PGPASSWORD: target.password } : {}) },
+      const target = ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username) || 'postgres', url.pathname.slice(1)];
+      const { stdout } = await run('pgbench', ['-n', '-c', String(users), '-j', '2', '-T', String(seconds), '-f', script, ...target], {
+        env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) },
       });
       pgbenchTps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1]);
-      await db.orm.execute(`drop table bench_pool, bench_pulls` as never);
+      await sqlText('drop table bench_pool, bench_pulls');
     } finally {
       rmSync(folder, { recursive: true, force: true });
-      await db.close();
+      await client.end();
     }
 
     console.log(`Hot pack on ${kind} PostgreSQL: ${users} fans, ${packsPerUser} packs each, ${cards} cards a pack (Node ${process.version})\n`);
@@ -155,7 +164,8 @@ try {
     console.log(`| purchase (start + complete) | ${purchaseMs.length} | ${((purchaseMs.length / purchaseWall) * 1000).toFixed(0)} | ${median(purchaseMs).toFixed(1)} | ${percentile(purchaseMs, 99).toFixed(1)} |`);
     console.log(`| open | ${openMs.length} | ${opensPerSecond.toFixed(0)} | ${median(openMs).toFixed(1)} | ${percentile(openMs, 99).toFixed(1)} |`);
     console.log(`| pgbench: lock pool, decrement one, insert one pull | ${seconds} s | ${pgbenchTps.toFixed(0)} | | |`);
-    console.log(`\nopens/s ÷ pgbench ceiling = ${(opensPerSecond / pgbenchTps).toFixed(2)} (bar 0.5, aim 1.0)`);
+    console.log(`\nthe server's CPU time per open: ${(serverCpuPerOpen / 1000).toFixed(2)} ms (${((serverCpuPerOpen * opensPerSecond) / 1e6 * 100).toFixed(0)}% of one core while opening)`);
+    console.log(`opens/s ÷ pgbench ceiling = ${(opensPerSecond / pgbenchTps).toFixed(2)} (bar 0.5, aim 1.0)`);
     console.log(`invariant violations: ${violations.length}${violations.length > 0 ? `\n${violations.join('\n')}` : ''}`);
     if (violations.length > 0) process.exitCode = 1;
   } finally {
