@@ -42,12 +42,12 @@ export default fp(
     async function authenticate(request: FastifyRequest): Promise<void> {
       if (request.caller) return;
       const token = await fastify.verifyBearer(request);
-      const user = await fastify.users.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
+      const { user, teamRoles } = await fastify.users.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
       request.caller = {
         id: user.id,
         displayName: user.displayName,
         isAdmin: isPlatformAdmin({ id: user.id, role: user.role, claims: token.claims }, fastify.config.auth),
-        teamRoles: await fastify.users.teamRoles(user.id),
+        teamRoles,
         user,
         claims: token.claims,
       };

@@ -37,32 +37,39 @@ export function createUsersRepository(db: Database) {
     },
 
     /**
-     * Just-in-time provisioning: the user row of a verified subject, created on first sight.
-     * One read for a known user; the insert and the lastSeenAt refresh are conditional writes,
-     * safe when two first requests of one subject race.
+     * Just-in-time provisioning: the user row of a verified subject, created on first sight, and
+     * its team roles. One query for a known user (its row with its roles); the insert and the
+     * lastSeenAt refresh are conditional writes, safe when two first requests of one subject race.
      */
-    async provision(id: string, displayName: string): Promise<UserRow> {
+    async provision(id: string, displayName: string): Promise<{ user: UserRow; teamRoles: Map<string, TeamRole> }> {
       // Identity never rests on a round trip: a row read back must carry exactly the subject asked for.
       const same = (row: UserRow): UserRow => {
         if (row.id !== id) throw new Error('the database returned another user id than the subject asked for; refusing the identity');
         return row;
       };
-      const existing = await db.query.users.findFirst({ where: eq(users.id, id) });
+      const [existing] = await db
+        .select({
+          user: users,
+          roles: sql<{ teamId: string; role: TeamRole }[]>`coalesce((select json_agg(json_build_object('teamId', ${teamAdmins.teamId}, 'role', ${teamAdmins.role})) from ${teamAdmins} where ${teamAdmins.userId} = ${users.id}), '[]'::json)`,
+        })
+        .from(users)
+        .where(eq(users.id, id));
       if (existing) {
-        const ageSeconds = (Date.now() - existing.lastSeenAt.getTime()) / 1000;
-        if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return same(existing);
+        const teamRoles = new Map(existing.roles.map((entry) => [entry.teamId, entry.role]));
+        const ageSeconds = (Date.now() - existing.user.lastSeenAt.getTime()) / 1000;
+        if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return { user: same(existing.user), teamRoles };
         const [refreshed] = await db
           .update(users)
           .set({ lastSeenAt: sql`now()` })
           .where(eq(users.id, id))
           .returning();
-        return same(refreshed ?? existing);
+        return { user: same(refreshed ?? existing.user), teamRoles };
       }
       const [created] = await db.insert(users).values({ id, displayName }).onConflictDoNothing().returning();
-      if (created) return same(created);
+      if (created) return { user: same(created), teamRoles: new Map() };
       const raced = await db.query.users.findFirst({ where: eq(users.id, id) });
       if (!raced) throw new Error(`user ${id} vanished while being provisioned`);
-      return same(raced);
+      return { user: same(raced), teamRoles: await this.teamRoles(id) };
     },
   };
 }
