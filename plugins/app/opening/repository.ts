@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { packOpens, packs, purchases, userPacks } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { OpenResult } from '../../../schemas/purchases.js';
@@ -165,11 +165,16 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
   }
 }
 
-/** Marks an owned pack as being opened by this transaction: its row lock, and the purchase's seeds. */
-export async function lockOwnedPack(tx: Database, key: { id: string; userId: string }) {
-  const [row] = await tx
+/**
+ * Locks owned packs for the rest of the transaction, in id order (so concurrent batches lock them
+ * the same way round), each with its purchase's seeds. Packs not owned by the given user are absent.
+ */
+export async function lockOwnedPacks(tx: Database, keys: readonly { id: string; userId: string }[]) {
+  if (keys.length === 0) return [];
+  return tx
     .select({
       id: userPacks.id,
+      userId: userPacks.userId,
       packId: userPacks.packId,
       purchaseId: userPacks.purchaseId,
       openedAt: userPacks.openedAt,
@@ -179,7 +184,7 @@ export async function lockOwnedPack(tx: Database, key: { id: string; userId: str
     })
     .from(userPacks)
     .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
-    .where(and(eq(userPacks.id, key.id), eq(userPacks.userId, key.userId)))
+    .where(sql`(${userPacks.id}, ${userPacks.userId}) in (${sql.join(keys.map((key) => sql`(${key.id}, ${key.userId})`), sql`, `)})`)
+    .orderBy(asc(userPacks.id))
     .for('update', { of: userPacks });
-  return row;
 }

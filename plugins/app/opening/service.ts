@@ -9,7 +9,7 @@ import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
 import { oldestUnopened } from '../purchases/repository.js';
 import { packNotFound } from '../purchases/service.js';
 import { KeyedBatcher } from './batcher.js';
-import { type DrawEntry, findOpenResult, lockOwnedPack, lockPackForOpen, readDrawPool, writeOpens } from './repository.js';
+import { type DrawEntry, findOpenResult, lockOwnedPacks, lockPackForOpen, readDrawPool, writeOpens } from './repository.js';
 
 const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
 const noUnopenedPack = () => new NotFoundError('no_unopened_pack', 'You have no unopened pack of this kind.');
@@ -32,7 +32,9 @@ export interface OpenRequest {
   body: OpenPackBody;
 }
 
-type OwnedPack = NonNullable<Awaited<ReturnType<typeof lockOwnedPack>>>;
+type OwnedPack = Awaited<ReturnType<typeof lockOwnedPacks>>[number];
+
+const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackId}`;
 
 /** The most opens of one pack drawn in one transaction. */
 const MAX_BATCH = 32;
@@ -42,17 +44,17 @@ export function createOpeningService(db: DatabaseHandle) {
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
    * oldest unopened one not already `claimed` by an earlier open of the same batch.
    */
-  async function pickUserPack(tx: Database, request: OpenRequest, packId: string, claimed: Set<string>): Promise<OwnedPack> {
+  async function pickUserPack(tx: Database, request: OpenRequest, packId: string, claimed: Set<string>, named: Map<string, OwnedPack>): Promise<OwnedPack> {
     const { userId, body } = request;
     if (body.userPackId !== undefined) {
-      const owned = await lockOwnedPack(tx, { id: body.userPackId, userId });
+      const owned = named.get(ownedKey(body.userPackId, userId));
       if (!owned || owned.packId !== packId) throw userPackNotFound();
       return owned;
     }
     for (let pick = 0; pick < MAX_PICKS; pick++) {
       const candidate = await oldestUnopened(tx, userId, packId, [...claimed]);
       if (candidate === undefined) throw noUnopenedPack();
-      const owned = await lockOwnedPack(tx, { id: candidate, userId });
+      const [owned] = await lockOwnedPacks(tx, [{ id: candidate, userId }]);
       if (owned && owned.openedAt === null) return owned;
     }
     throw noUnopenedPack();
@@ -72,10 +74,13 @@ export function createOpeningService(db: DatabaseHandle) {
       const [left, right] = [requests[a]?.body.userPackId ?? '\uffff', requests[b]?.body.userPackId ?? '\uffff'];
       return left < right ? -1 : left > right ? 1 : a - b;
     });
+    // The named packs locked in one query, in id order.
+    const namedKeys = requests.flatMap((request) => (request.body.userPackId === undefined ? [] : [{ id: request.body.userPackId, userId: request.userId }]));
+    const named = new Map((await lockOwnedPacks(tx, namedKeys)).map((owned) => [ownedKey(owned.id, owned.userId), owned]));
     for (const index of order) {
       const request = requests[index] as OpenRequest;
       try {
-        const owned = await pickUserPack(tx, request, packId, new Set(claimed.keys()));
+        const owned = await pickUserPack(tx, request, packId, new Set(claimed.keys()), named);
         const earlier = claimed.get(owned.id);
         if (earlier !== undefined) outcomes[index] = earlier;
         else if (owned.openedAt !== null) {
