@@ -31,7 +31,7 @@ export default fp(
       async expirePurchases() {
         let expired = 0;
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          const count = await expirePurchases(fastify.db.orm, new Date(), BATCH);
+          const count = await expirePurchases(fastify.db.orm, BATCH);
           expired += count;
           if (count < BATCH) break;
         }

@@ -148,7 +148,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       authorize(await withCurrentRole(tx, principal, pack.teamId), 'catalog:write', pack, packNotFound);
       const pool = await poolOf(tx, packId);
       const now = new Date();
-      const reserved = await reservedOf(tx, packId, now);
+      const reserved = await reservedOf(tx, packId);
       const changed = await change(tx, pack, now, pool, reserved);
       // A change that changes nothing (a repeated addCollectible) leaves no trace.
       if (!changed) return { view: toAdminPack(pack, pool, reserved), affects: NO_PUBLIC_CHANGE };
@@ -176,7 +176,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         after: decodeCursor(query.cursor),
       });
       const ids = page.items.map((pack) => pack.id);
-      const [remaining, reserved] = await Promise.all([remainingByPack(db.orm, ids), reservedByPack(db.orm, ids, new Date())]);
+      const [remaining, reserved] = await Promise.all([remainingByPack(db.orm, ids), reservedByPack(db.orm, ids)]);
       return {
         packs: page.items.map((pack) => toPublicPack(pack, remaining.get(pack.id) ?? 0, reserved.get(pack.id) ?? 0)),
         nextCursor: page.nextCursor,
@@ -187,7 +187,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       const pack = await findPack(db.orm, packId);
       // Drafts and archived packs are not public: the same 404 as an unknown id.
       if (pack?.status !== 'active') throw packNotFound();
-      const [pool, reserved] = await Promise.all([poolOf(db.orm, packId), reservedOf(db.orm, packId, new Date())]);
+      const [pool, reserved] = await Promise.all([poolOf(db.orm, packId), reservedOf(db.orm, packId)]);
       const odds = drawOdds(pool);
       return {
         pack: toPublicPack(pack, totalRemaining(pool), reserved),
@@ -207,7 +207,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         after: decodeCursor(query.cursor),
       });
       const ids = page.items.map((pack) => pack.id);
-      const [pools, reserved] = await Promise.all([poolSizes(db.orm, ids), reservedByPack(db.orm, ids, new Date())]);
+      const [pools, reserved] = await Promise.all([poolSizes(db.orm, ids), reservedByPack(db.orm, ids)]);
       const items = page.items.map((pack) => toAdminPackSummary(pack, pools.get(pack.id) ?? { entries: 0, remaining: 0 }, reserved.get(pack.id) ?? 0));
       return { items, nextCursor: page.nextCursor };
     },
@@ -217,7 +217,7 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       const pack = await findPack(db.orm, packId);
       if (!pack) throw packNotFound();
       authorize(principal, 'catalog:read', pack, packNotFound);
-      const [pool, reserved] = await Promise.all([poolOf(db.orm, packId), reservedOf(db.orm, packId, new Date())]);
+      const [pool, reserved] = await Promise.all([poolOf(db.orm, packId), reservedOf(db.orm, packId)]);
       return toAdminPack(pack, pool, reserved);
     },
 

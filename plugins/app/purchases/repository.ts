@@ -1,44 +1,56 @@
-import { and, asc, eq, gt, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import { type PackRow, type PurchaseRow, packPoolEntries, packs, purchases, type UserPackRow, userPacks } from '../../../db/schema.js';
 import type { Database } from '../db.js';
 
 /** SQL of purchases and owned packs. Writes run inside the caller's transaction. */
 
+/**
+ * The database's clock, the one clock every instance shares: expiry is decided by it alone, so
+ * instances whose clocks disagree never count one reservation differently.
+ */
+const databaseNow = sql`clock_timestamp()`;
+
 /** A reservation counts while it is pending and not past its expiry, whether or not a job marked it. */
-const live = (now: Date) => and(eq(purchases.status, 'pending'), gt(purchases.expiresAt, now));
+const live = () => and(eq(purchases.status, 'pending'), gt(purchases.expiresAt, databaseNow));
+
+
 
 /** Live reservations of each pack. */
-export async function reservedByPack(db: Database, packIds: string[], now: Date): Promise<Map<string, number>> {
+export async function reservedByPack(db: Database, packIds: string[]): Promise<Map<string, number>> {
   if (packIds.length === 0) return new Map();
   const rows = await db
     .select({ packId: purchases.packId, reserved: sql<string>`count(*)` })
     .from(purchases)
-    .where(and(inArray(purchases.packId, packIds), live(now)))
+    .where(and(inArray(purchases.packId, packIds), live()))
     .groupBy(purchases.packId);
   return new Map(rows.map((row) => [row.packId, Number(row.reserved)]));
 }
 
-export async function reservedOf(db: Database, packId: string, now: Date): Promise<number> {
-  return (await reservedByPack(db, [packId], now)).get(packId) ?? 0;
+export async function reservedOf(db: Database, packId: string): Promise<number> {
+  return (await reservedByPack(db, [packId])).get(packId) ?? 0;
 }
 
 /**
  * In one round trip: the copies left in the pack's pool, its live reservations, and the user's
  * purchases of it that count against maxPerUser (live reservations and completed ones).
  */
-export async function salesCounts(db: Database, packId: string, userId: string, now: Date): Promise<{ remaining: number; reserved: number; held: number }> {
+export async function salesCounts(db: Database, packId: string, userId: string): Promise<{ remaining: number; reserved: number; held: number }> {
   const [row] = await db
     .select({
       remaining: sql<string>`(select coalesce(sum(${packPoolEntries.remaining}), 0) from ${packPoolEntries} where ${packPoolEntries.packId} = ${packId})`,
-      reserved: sql<string>`(select count(*) from ${purchases} where ${and(eq(purchases.packId, packId), live(now))})`,
-      held: sql<string>`(select count(*) from ${purchases} where ${and(eq(purchases.userId, userId), eq(purchases.packId, packId), or(eq(purchases.status, 'completed'), live(now)))})`,
+      reserved: sql<string>`(select count(*) from ${purchases} where ${and(eq(purchases.packId, packId), live())})`,
+      held: sql<string>`(select count(*) from ${purchases} where ${and(eq(purchases.userId, userId), eq(purchases.packId, packId), or(eq(purchases.status, 'completed'), live()))})`,
     })
     .from(sql`(select 1) as one`);
   return { remaining: Number(row?.remaining ?? 0), reserved: Number(row?.reserved ?? 0), held: Number(row?.held ?? 0) };
 }
 
-export async function insertPurchase(tx: Database, row: typeof purchases.$inferInsert): Promise<PurchaseRow> {
-  const [created] = await tx.insert(purchases).values(row).returning();
+/** A purchase starting now by the database's clock, expiring `ttlMs` later. */
+export async function insertPurchase(tx: Database, row: Omit<typeof purchases.$inferInsert, 'createdAt' | 'expiresAt'>, ttlMs: number): Promise<PurchaseRow> {
+  const [created] = await tx
+    .insert(purchases)
+    .values({ ...row, createdAt: sql`statement_timestamp()`, expiresAt: sql`statement_timestamp() + ${ttlMs} * interval '1 millisecond'` })
+    .returning();
   return created as PurchaseRow;
 }
 
@@ -68,48 +80,40 @@ export async function userPackOfPurchase(db: Database, purchaseId: string): Prom
 }
 
 /**
- * Counts a completed sale on the pack if it is active, taking its row lock (the table's check
- * refuses a sale past its supply). Answers the pack's status, or undefined for an unknown pack;
- * a pack that is not active is left unchanged.
+ * Counts the purchase's sale on the pack, taking the pack's row lock, if the pack is active and
+ * the reservation has not expired by the database's clock (past its expiry it no longer held the
+ * pack, and a start may have sold it again). The table's check refuses a sale past the supply.
+ * Answers `sold`, else why not: the pack's status, `expired`, or undefined for an unknown pack.
  */
-export async function countSale(tx: Database, packId: string): Promise<PackRow['status'] | undefined> {
+export async function countSale(tx: Database, packId: string, purchaseId: string): Promise<'sold' | 'expired' | PackRow['status'] | undefined> {
+  const reservationLive = sql`exists (select 1 from ${purchases} where ${purchases.id} = ${purchaseId} and ${purchases.expiresAt} > ${databaseNow})`;
   const [sold] = await tx
     .update(packs)
     .set({ sold: sql`${packs.sold} + 1` })
-    .where(and(eq(packs.id, packId), eq(packs.status, 'active')))
-    .returning({ status: packs.status });
-  if (sold) return sold.status;
-  const [other] = await tx.select({ status: packs.status }).from(packs).where(eq(packs.id, packId));
-  return other?.status;
+    .where(and(eq(packs.id, packId), eq(packs.status, 'active'), reservationLive))
+    .returning({ id: packs.id });
+  if (sold) return 'sold';
+  const [other] = await tx.select({ status: packs.status, live: sql<boolean>`${reservationLive}` }).from(packs).where(eq(packs.id, packId));
+  if (!other) return undefined;
+  return other.status === 'active' ? 'expired' : other.status;
 }
 
 /**
  * Marks up to `limit` pending purchases past their expiry as expired. Rows another instance is
  * handling are skipped, so several instances can run this at once.
  */
-export async function expirePurchases(db: Database, now: Date, limit: number): Promise<number> {
+export async function expirePurchases(db: Database, limit: number): Promise<number> {
   const due = db
     .select({ id: purchases.id })
     .from(purchases)
-    .where(and(eq(purchases.status, 'pending'), lte(purchases.expiresAt, now)))
+    .where(and(eq(purchases.status, 'pending'), lte(purchases.expiresAt, databaseNow)))
     .orderBy(asc(purchases.expiresAt))
     .limit(limit)
     .for('update', { skipLocked: true });
   const expired = await db
     .update(purchases)
-    .set({ status: 'expired', endedAt: now })
+    .set({ status: 'expired', endedAt: databaseNow })
     .where(inArray(purchases.id, due))
     .returning({ id: purchases.id });
   return expired.length;
-}
-
-/** The user's oldest unopened pack of a pack but those excluded (its id only: the caller locks the one it takes). */
-export async function oldestUnopened(db: Database, userId: string, packId: string, excluding: string[] = []): Promise<string | undefined> {
-  const [row] = await db
-    .select({ id: userPacks.id })
-    .from(userPacks)
-    .where(and(eq(userPacks.userId, userId), eq(userPacks.packId, packId), isNull(userPacks.openedAt), excluding.length > 0 ? notInArray(userPacks.id, excluding) : undefined))
-    .orderBy(asc(userPacks.createdAt), asc(userPacks.id))
-    .limit(1);
-  return row?.id;
 }

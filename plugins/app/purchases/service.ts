@@ -56,16 +56,16 @@ export function createPurchasesService(options: { ttlMs: number }) {
         const pack = await findPack(tx, packId, { lock });
         // Drafts are not public: the same 404 as an unknown id. Archived packs were public: 409.
         if (!pack || pack.status === 'draft') throw packNotFound();
-        // The time once the lock is held: a reservation that expired while this one waited is free.
-        const now = new Date();
-        const counts = await salesCounts(tx, packId, userId, now);
+        // Counted by the database's clock once the lock is held: a reservation that expired while
+        // this one waited is free.
+        const counts = await salesCounts(tx, packId, userId);
         assertCanReserve({ ...pack, ...counts }, counts.held);
-        return { pack, now };
+        return pack;
       };
       // A look without the lock first: at a sold-out drop, the many who came too late are answered
       // at once instead of queueing on the pack's row lock. Then the check that counts, under it.
       await assertOnSale(false);
-      const { pack, now } = await assertOnSale(true);
+      const pack = await assertOnSale(true);
       const serverSeed = randomBytes(32).toString('hex');
       const purchase = await insertPurchase(tx, {
         id: randomUUID(),
@@ -75,10 +75,8 @@ export function createPurchasesService(options: { ttlMs: number }) {
         price: pack.price,
         serverSeed,
         serverSeedHash: serverSeedHash(serverSeed),
-        expiresAt: new Date(now.getTime() + options.ttlMs),
-        createdAt: now,
-      });
-      return toPurchase(purchase, now);
+      }, options.ttlMs);
+      return toPurchase(purchase, purchase.createdAt);
     },
 
     /**
@@ -101,12 +99,12 @@ export function createPurchasesService(options: { ttlMs: number }) {
       const completed = await updatePurchase(tx, purchase.id, { status: 'completed', completedAt: now, clientSeed: body.clientSeed ?? null });
       const userPack = await insertUserPack(tx, { id: randomUUID(), userId, packId, purchaseId: purchase.id, createdAt: now });
       // Last, so the pack's row lock (which every sale and open of the pack waits for) is held the shortest time.
-      const status = await countSale(tx, packId);
-      if (status === undefined) throw packNotFound();
-      if (status !== 'active') throw packNotOnSale(status);
-      // Checked again under the pack's lock: once past its expiry, the reservation no longer held
-      // the pack, and a start may have sold it to someone else (the throw undoes the debit).
-      assertCompletable(effectiveStatus(purchase, new Date()));
+      // Under the pack's lock, by the database's clock: once past its expiry the reservation no longer
+      // held the pack, and a start may have sold it to someone else (the throw undoes the debit).
+      const sale = await countSale(tx, packId, purchase.id);
+      if (sale === undefined) throw packNotFound();
+      if (sale === 'expired') assertCompletable('expired');
+      else if (sale !== 'sold') throw packNotOnSale(sale);
       return { purchase: toPurchase(completed, now), userPack: toUserPack(userPack) };
     },
 
