@@ -9,7 +9,8 @@ export class KeyedBatcher<In, Out> {
 
   /**
    * @param run does one batch; answers, in order, each item's result or the error to reject it
-   *   with. When `run` itself throws, every item of the batch is rejected with that error.
+   *   with. When `run` itself throws, each item of the batch is run again alone, so one item that
+   *   fails cannot fail the others.
    */
   constructor(
     private readonly run: (key: string, items: In[]) => Promise<(Out | Error)[]>,
@@ -23,6 +24,18 @@ export class KeyedBatcher<In, Out> {
       this.#queues.set(key, queue);
       if (!this.#running.has(key)) void this.#drain(key);
     });
+  }
+
+  async #runAlone(key: string, batch: { item: In; resolve: (value: Out) => void; reject: (error: unknown) => void }[]): Promise<void> {
+    for (const entry of batch) {
+      try {
+        const [result] = await this.run(key, [entry.item]);
+        if (result instanceof Error) entry.reject(result);
+        else entry.resolve(result as Out);
+      } catch (error) {
+        entry.reject(error);
+      }
+    }
   }
 
   async #drain(key: string): Promise<void> {
@@ -43,7 +56,9 @@ export class KeyedBatcher<In, Out> {
             else entry.resolve(result as Out);
           });
         } catch (error) {
-          for (const entry of batch) entry.reject(error);
+          // One item's failure must not fail the others: each is tried again alone.
+          if (batch.length === 1) (batch[0] as (typeof batch)[number]).reject(error);
+          else await this.#runAlone(key, batch);
         }
       }
     } finally {

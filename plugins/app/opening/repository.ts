@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm';
 import { packOpens, packs, purchases, userPacks } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { OpenResult } from '../../../schemas/purchases.js';
@@ -10,6 +10,18 @@ import type { SerialBlock } from '../packs/draw.js';
  * pack's row lock from the first statement below to the commit, so it does its work in few round
  * trips: lock, read the pool with its serials, read the places the draws need, write everything.
  */
+
+/** An owned pack as an open needs it: with its purchase's seeds. */
+const ownedPackColumns = {
+  id: userPacks.id,
+  userId: userPacks.userId,
+  packId: userPacks.packId,
+  purchaseId: userPacks.purchaseId,
+  openedAt: userPacks.openedAt,
+  serverSeed: purchases.serverSeed,
+  serverSeedHash: purchases.serverSeedHash,
+  clientSeed: purchases.clientSeed,
+};
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
@@ -103,6 +115,17 @@ export interface OpenWrites {
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /**
+ * Locks the rows an open's write will update in more than one pack's opens (the collectibles
+ * drawn, the owners), in one order, so two opens of packs sharing collectibles or owners never
+ * wait for each other the wrong way round.
+ */
+export async function lockSharedRows(tx: Database, rows: { collectibleIds: string[]; userIds: string[] }): Promise<void> {
+  if (rows.collectibleIds.length === 0 || rows.userIds.length === 0) return;
+  await tx.execute(sql`select 1 from collectibles where id in ${rows.collectibleIds} order by id collate "C" for no key update`);
+  await tx.execute(sql`select 1 from users where id in ${rows.userIds} order by id collate "C" for no key update`);
+}
+
+/**
  * Every write of one or more opens of a pack in one statement: copies out of the pool, serial
  * states and moves, collectibles' minted counts, the owners' scores, the stored results, the
  * pulls, and the owned packs marked opened.
@@ -142,7 +165,7 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
         from jsonb_to_recordset(${json(set)}) as x(collectible_id text, place integer, serial_number integer)
         on conflict (pack_id, collectible_id, place) do update set serial_number = excluded.serial_number returning 1),
       scored as (
-        update users u set score = u.score + s.points
+        update users u set score = least(u.score::bigint + s.points, 2147483647)::integer
         from jsonb_to_recordset(${json(scores)}) as s(user_id text, points integer) where u.id = s.user_id returning 1),
       stored as (
         insert into pack_opens (user_pack_id, user_id, pack_id, result, created_at)
@@ -166,22 +189,36 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
 }
 
 /**
+ * Locks the user's oldest unopened pack of a pack, but those excluded and those another
+ * transaction is opening (skipped, not waited for), with its purchase's seeds.
+ */
+export async function lockOldestUnopened(tx: Database, userId: string, packId: string, excluding: string[]) {
+  const [row] = await tx
+    .select(ownedPackColumns)
+    .from(userPacks)
+    .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
+    .where(
+      and(
+        eq(userPacks.userId, userId),
+        eq(userPacks.packId, packId),
+        isNull(userPacks.openedAt),
+        excluding.length > 0 ? notInArray(userPacks.id, excluding) : undefined,
+      ),
+    )
+    .orderBy(asc(userPacks.createdAt), asc(userPacks.id))
+    .limit(1)
+    .for('update', { of: userPacks, skipLocked: true });
+  return row;
+}
+
+/**
  * Locks owned packs for the rest of the transaction, in id order (so concurrent batches lock them
  * the same way round), each with its purchase's seeds. Packs not owned by the given user are absent.
  */
 export async function lockOwnedPacks(tx: Database, keys: readonly { id: string; userId: string }[]) {
   if (keys.length === 0) return [];
   return tx
-    .select({
-      id: userPacks.id,
-      userId: userPacks.userId,
-      packId: userPacks.packId,
-      purchaseId: userPacks.purchaseId,
-      openedAt: userPacks.openedAt,
-      serverSeed: purchases.serverSeed,
-      serverSeedHash: purchases.serverSeedHash,
-      clientSeed: purchases.clientSeed,
-    })
+    .select(ownedPackColumns)
     .from(userPacks)
     .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
     .where(sql`(${userPacks.id}, ${userPacks.userId}) in (${sql.join(keys.map((key) => sql`(${key.id}, ${key.userId})`), sql`, `)})`)

@@ -6,17 +6,13 @@ import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
 import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
-import { oldestUnopened } from '../purchases/repository.js';
 import { packNotFound } from '../purchases/service.js';
 import { KeyedBatcher } from './batcher.js';
-import { type DrawEntry, findOpenResult, lockOwnedPacks, lockPackForOpen, readDrawPool, writeOpens } from './repository.js';
+import { type DrawEntry, findOpenResult, lockOldestUnopened, lockOwnedPacks, lockPackForOpen, lockSharedRows, readDrawPool, writeOpens } from './repository.js';
 
 const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
 const noUnopenedPack = () => new NotFoundError('no_unopened_pack', 'You have no unopened pack of this kind.');
 const openNotFound = () => new NotFoundError('open_not_found', 'You have opened no pack with this id.');
-
-/** How often an open without userPackId looks again when the pack it chose was opened meanwhile. */
-const MAX_PICKS = 5;
 
 /** Whether some copy of the entry has no serial yet (copies added to a restored draft, or a pack published before serials). */
 const lacksSerials = (entry: DrawEntry) => entry.serials === null || serialsToAllocate(entry.serials, entry.remaining) > 0;
@@ -51,13 +47,9 @@ export function createOpeningService(db: DatabaseHandle) {
       if (!owned || owned.packId !== packId) throw userPackNotFound();
       return owned;
     }
-    for (let pick = 0; pick < MAX_PICKS; pick++) {
-      const candidate = await oldestUnopened(tx, userId, packId, [...claimed]);
-      if (candidate === undefined) throw noUnopenedPack();
-      const [owned] = await lockOwnedPacks(tx, [{ id: candidate, userId }]);
-      if (owned && owned.openedAt === null) return owned;
-    }
-    throw noUnopenedPack();
+    const owned = await lockOldestUnopened(tx, userId, packId, [...claimed]);
+    if (!owned) throw noUnopenedPack();
+    return owned;
   }
 
   /**
@@ -170,6 +162,7 @@ export function createOpeningService(db: DatabaseHandle) {
         fairness: { serverSeed: open.owned.serverSeed, serverSeedHash: open.owned.serverSeedHash, clientSeed: open.clientSeed, pool: drawn.pool, draws: drawn.draws },
       });
     }
+    await lockSharedRows(tx, { collectibleIds: [...taken.keys()], userIds: [...scores.keys()] });
     const changes = drawnIds.map((id) => ({ id, ...movesChanged((before.get(id) as SerialState).moved, (serials.get(id) as SerialState).moved) }));
     await writeOpens(tx, {
       packId,
