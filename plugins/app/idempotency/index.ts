@@ -55,10 +55,23 @@ const keyInUse = () =>
 const keyReused = () =>
   new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.');
 
+/** JSON with every object's keys sorted: the same fields in another order are the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, field]) => field !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
 /** What makes two requests the same: path parameters, query string and body, after validation. */
 function requestHash(request: FastifyRequest): string {
   return createHash('sha256')
-    .update(JSON.stringify([request.params ?? null, request.query ?? null, request.body ?? null]))
+    .update(canonicalJson([request.params ?? null, request.query ?? null, request.body ?? null]))
     .digest('hex');
 }
 

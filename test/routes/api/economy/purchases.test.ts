@@ -224,6 +224,8 @@ t.test('wallet adjustments by platform admins', async (t) => {
   t.equal(retry.headers['idempotent-replayed'], 'true');
   t.same(retry.json(), first.json(), 'a retry answers the first response');
   t.equal(await balance(app, fan), 7, 'and credits once');
+  const reordered = await adjust(app, fan.id, { reason: 'once', amount: 7 }, { 'idempotency-key': 'grant-1' });
+  t.equal(reordered.headers['idempotent-replayed'], 'true', 'the same fields in another order are the same request');
   const changed = await adjust(app, fan.id, { amount: 8, reason: 'once' }, { 'idempotency-key': 'grant-1' });
   t.equal(changed.statusCode, 422);
   t.equal(changed.json().error.code, 'idempotency_key_reused');
