@@ -1,7 +1,8 @@
 import type { App } from '../../app.js';
 import { findEconomyViolations } from '../../plugins/app/invariants/repository.js';
-import { bearer, tokenFor } from './app.js';
+import { bearer } from './app.js';
 import { ADMIN, expectStatus } from './catalog.js';
+import { signIn as signInUser } from './teams.js';
 
 /** Fans, coins, purchases and opens through the API, and the economy's invariants read from the database. */
 
@@ -16,10 +17,7 @@ export { expectStatus };
 
 /** A fan who has called the API once (users exist from their first request). */
 export async function signIn(app: App, id: string): Promise<Fan> {
-  const token = tokenFor(id);
-  const res = await app.inject({ method: 'GET', url: '/api/user', headers: bearer(token) });
-  expectStatus(res, 200, `sign in ${id}`);
-  return { id, token };
+  return { id, token: await signInUser(app, id) };
 }
 
 export function adjust(app: App, userId: string, body: Json, headers: Record<string, string> = {}) {

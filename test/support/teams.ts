@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../../app.js';
 import { bearer, tokenFor } from './app.js';
-import { ADMIN, type AuditEntry } from './catalog.js';
+import { ADMIN, type AuditEntry, expectStatus } from './catalog.js';
 
 /**
  * Team fixtures made through the API (POST /api/admin/teams, .../members), so tests exercise the
@@ -32,10 +32,6 @@ export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 type Json = Record<string, unknown>;
-
-function expectStatus(res: LightMyRequestResponse, status: number, what: string): void {
-  if (res.statusCode !== status) throw new Error(`${what}: expected ${status}, got ${res.statusCode}: ${res.body}`);
-}
 
 /** Any request, with the caller's token (none when null). */
 export function call(

@@ -6,7 +6,7 @@ import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
 import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
-import { packNotFound } from '../purchases/service.js';
+import { packNotFound } from '../packs/service.js';
 import { KeyedBatcher } from './batcher.js';
 import { type DrawEntry, findOpenResult, lockOldestUnopened, lockOwnedPacks, lockPackForOpen, lockSharedRows, readDrawPool, writeOpens } from './repository.js';
 
@@ -17,12 +17,6 @@ const openNotFound = () => new NotFoundError('open_not_found', 'You have opened 
 /** Whether some copy of the entry has no serial yet (copies added to a restored draft, or a pack published before serials). */
 const lacksSerials = (entry: DrawEntry) => entry.serials === null || serialsToAllocate(entry.serials, entry.remaining) > 0;
 
-/**
- * Opening owned packs: the verifiable draw (packs/draw.ts) applied to the pool, serials, points
- * and the stored result, in the caller's transaction. The owned pack's row lock makes opening it
- * twice answer the first result; the pack's row lock, taken as late as possible and held for
- * four statements, serializes the opens of one pack with its sales and admin changes.
- */
 export interface OpenRequest {
   userId: string;
   body: OpenPackBody;
@@ -35,6 +29,12 @@ const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackI
 /** The most opens of one pack drawn in one transaction. */
 const MAX_BATCH = 32;
 
+/**
+ * Opening owned packs: the verifiable draw (packs/draw.ts) applied to the pool, serials, points
+ * and the stored result, in the caller's transaction. An owned pack's row lock makes opening it
+ * twice answer the first result; the pack's row lock, taken as late as possible, serializes the
+ * opens of one pack with its sales and admin changes, and one hold of it draws a whole batch.
+ */
 export function createOpeningService(db: DatabaseHandle) {
   /**
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
@@ -107,7 +107,8 @@ export function createOpeningService(db: DatabaseHandle) {
     const cardsPerPack = await lockPackForOpen(tx, packId, opens.length);
     if (cardsPerPack === undefined) throw packNotFound();
     let pool = await readDrawPool(tx, packId);
-    const entryOf = (id: string) => pool.find((entry) => entry.collectibleId === id) as DrawEntry;
+    let byId = new Map(pool.map((entry) => [entry.collectibleId, entry]));
+    const entryOf = (id: string) => byId.get(id) as DrawEntry;
 
     // Which entries the draws take and where, open after open: only those serial places are read.
     const positions: { collectibleId: string; position: number }[] = [];
@@ -121,6 +122,7 @@ export function createOpeningService(db: DatabaseHandle) {
     if (drawnIds.some((id) => lacksSerials(entryOf(id)))) {
       await allocateSerials(tx, packId, drawnIds.map(entryOf), now);
       pool = await readDrawPool(tx, packId);
+      byId = new Map(pool.map((entry) => [entry.collectibleId, entry]));
     }
     const stateOf = (id: string) => {
       const serials = entryOf(id).serials;

@@ -39,7 +39,7 @@ import {
   upsertPoolEntry,
 } from './repository.js';
 
-const packNotFound = () => new NotFoundError('pack_not_found', 'No pack with this id.');
+export const packNotFound = () => new NotFoundError('pack_not_found', 'No pack with this id.');
 
 
 /** Packs that can be sold now: the pool's copies less those held by reservations and unopened packs. */

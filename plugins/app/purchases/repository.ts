@@ -13,8 +13,6 @@ const databaseNow = sql`clock_timestamp()`;
 /** A reservation counts while it is pending and not past its expiry, whether or not a job marked it. */
 const live = () => and(eq(purchases.status, 'pending'), gt(purchases.expiresAt, databaseNow));
 
-
-
 /** Live reservations of each pack. */
 export async function reservedByPack(db: Database, packIds: string[]): Promise<Map<string, number>> {
   if (packIds.length === 0) return new Map();
@@ -93,7 +91,7 @@ export async function countSale(tx: Database, packId: string, purchaseId: string
     .where(and(eq(packs.id, packId), eq(packs.status, 'active'), reservationLive))
     .returning({ id: packs.id });
   if (sold) return 'sold';
-  const [other] = await tx.select({ status: packs.status, live: sql<boolean>`${reservationLive}` }).from(packs).where(eq(packs.id, packId));
+  const [other] = await tx.select({ status: packs.status }).from(packs).where(eq(packs.id, packId));
   if (!other) return undefined;
   return other.status === 'active' ? 'expired' : other.status;
 }

@@ -5,6 +5,7 @@ import type { Database } from '../db.js';
 import { NotFoundError } from '../errors.js';
 import { serverSeedHash } from '../packs/draw.js';
 import { findPack } from '../packs/repository.js';
+import { packNotFound } from '../packs/service.js';
 import { appendLedgerEntry } from '../wallets/repository.js';
 import {
   countSale,
@@ -17,7 +18,6 @@ import {
 } from './repository.js';
 import { assertCancellable, assertCanReserve, assertCompletable, effectiveStatus, packNotOnSale } from './rules.js';
 
-export const packNotFound = () => new NotFoundError('pack_not_found', 'No pack with this id.');
 const purchaseNotFound = () => new NotFoundError('purchase_not_found', 'You have no purchase with this id for this pack.');
 
 export function toPurchase(row: PurchaseRow, now: Date): Purchase {
