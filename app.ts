@@ -10,6 +10,7 @@ import { findInputProblem } from './plugins/app/input-guard.js';
 import { RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
+import sessionsPlugin from './plugins/app/sessions/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
 import teamsPlugin from './plugins/app/teams/index.js';
 import demoPlugin from './plugins/app/demo.js';
@@ -34,6 +35,7 @@ import swaggerPlugin from './plugins/external/swagger.js';
 import swaggerUiPlugin from './plugins/external/swagger-ui.js';
 import underPressurePlugin from './plugins/external/under-pressure.js';
 import apiRoutes from './routes/api/index.js';
+import wellKnownRoutes from './routes/well-known/index.js';
 import { SHARED_SCHEMAS } from './schemas/index.js';
 
 /** Node's parser refuses larger headers with 431 (answered in the error envelope by clientErrorHandler). */
@@ -238,6 +240,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   try {
     await app.register(dbPlugin, { database });
     await app.register(usersPlugin);
+    await app.register(sessionsPlugin);
     await app.register(authPlugin);
     await app.register(teamsPlugin);
     await app.register(catalogPlugin);
@@ -259,6 +262,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
 
     // routes
     await app.register(apiRoutes, { prefix: '/api' });
+    await app.register(wellKnownRoutes, { prefix: '/.well-known' });
     app.setNotFoundHandler(notFoundHandler);
   } catch (error) {
     await database.close();

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
-import { LEDGER_KINDS, PACK_STATUSES, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
+import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
@@ -16,6 +16,8 @@ export const users = pgTable(
     score: integer('score').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    /** Set when the account was deleted: the row stays (money-like records point at it), anonymized, and never signs in again. */
+    deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date', precision: 3 }),
   },
   (table) => [
     check('users_role_check', sql`${table.role} in (${sql.raw(sqlValues(USER_ROLES))})`),
@@ -425,6 +427,93 @@ export const idempotencyKeys = pgTable(
   },
   (table) => [primaryKey({ columns: [table.userId, table.route, table.key] }), index('idempotency_keys_created_idx').on(table.createdAt)],
 );
+
+/** A provider account (Sign in with Apple, Google) linked to a user. */
+export const identities = pgTable(
+  'identities',
+  {
+    provider: text('provider', { enum: MOBILE_PROVIDERS }).notNull(),
+    providerSubject: text('provider_subject').notNull(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    /** Profile data only: never used to find or link an account. */
+    email: text('email'),
+    emailVerified: boolean('email_verified'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastSignInAt: ts('last_sign_in_at').notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.provider, table.providerSubject] }),
+    check('identities_provider_check', sql`${table.provider} in (${sql.raw(sqlValues(MOBILE_PROVIDERS))})`),
+    index('identities_user_idx').on(table.userId),
+  ],
+);
+
+/** A session of our own: its access tokens carry its id (`sid`); its refresh tokens rotate. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    provider: text('provider', { enum: MOBILE_PROVIDERS }),
+    userAgent: text('user_agent'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastUsedAt: ts('last_used_at').notNull().defaultNow(),
+    /** Slides forward with every refresh: AUTH_SESSION_TTL without use ends it. */
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    revokedReason: text('revoked_reason', { enum: SESSION_END_REASONS }),
+  },
+  (table) => [
+    check('sessions_revoked_check', sql`(${table.revokedAt} is null) = (${table.revokedReason} is null)`),
+    check('sessions_reason_check', sql`${table.revokedReason} in (${sql.raw(sqlValues(SESSION_END_REASONS))})`),
+    index('sessions_user_live_idx').on(table.userId).where(sql`${table.revokedAt} is null`),
+    // What every instance loads into its revoked set at start.
+    index('sessions_revoked_idx').on(table.revokedAt).where(sql`${table.revokedAt} is not null`),
+  ],
+);
+
+/**
+ * The refresh tokens of a session, stored as SHA-256 hashes. A token redeems once: the update that
+ * sets `used_at` is conditional. Its successor is kept sealed with a key derived from the token
+ * itself, so a retry of the same token can be answered with the same successor, and nobody
+ * holding only the database can read it.
+ */
+export const refreshTokens = pgTable(
+  'refresh_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    usedAt: ts('used_at'),
+    successorHash: text('successor_hash'),
+    successorSealed: text('successor_sealed'),
+  },
+  (table) => [
+    check('refresh_tokens_successor_check', sql`(${table.usedAt} is null) = (${table.successorHash} is null) and (${table.successorHash} is null) = (${table.successorSealed} is null)`),
+    index('refresh_tokens_session_idx').on(table.sessionId),
+  ],
+);
+
+/** External-provider tokens logged out before they expire, by `jti` or by hash. */
+export const revokedTokens = pgTable(
+  'revoked_tokens',
+  {
+    key: text('key').primaryKey(),
+    userId: text('user_id').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('revoked_tokens_expires_idx').on(table.expiresAt)],
+);
+
+export type IdentityRow = typeof identities.$inferSelect;
+export type SessionRow = typeof sessions.$inferSelect;
 
 export type WalletRow = typeof wallets.$inferSelect;
 export type LedgerRow = typeof walletLedger.$inferSelect;

@@ -57,3 +57,14 @@ export const LedgerKind = StringEnum(LEDGER_KINDS, {
   $id: 'LedgerKind',
   description: '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`, `topup`, `refund`: credits from other parts of the platform',
 });
+
+/** Sign-in providers of the mobile apps. */
+export const MOBILE_PROVIDERS = ['apple', 'google'] as const;
+
+export const MobileProvider = StringEnum(MOBILE_PROVIDERS, {
+  $id: 'MobileProvider',
+  description: '`apple`: Sign in with Apple; `google`: Google Sign-In',
+});
+
+/** Why a session ended. */
+export const SESSION_END_REASONS = ['logout', 'logout_all', 'revoked', 'ended_by_user', 'refresh_reuse', 'account_deleted'] as const;

@@ -1,7 +1,20 @@
 import type { TSchema } from '@sinclair/typebox';
 import { AuditEntry } from './audit.js';
+import {
+  Identity,
+  Jwks,
+  LinkIdentityBody,
+  LogoutResult,
+  MobileSignInBody,
+  OAuthErrorBody,
+  RevokeRequestBody,
+  Session,
+  SessionTokens,
+  TokenRequestBody,
+  TokenResponse,
+} from './auth.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
-import { LedgerKind, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
+import { LedgerKind, MobileProvider, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
 import {
   AddCollectibleAction,
   AdminPack,
@@ -41,6 +54,18 @@ import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
  * (The error envelope's are registered by the errors plugin, which every route's errors use.)
  */
 export const SHARED_SCHEMAS: TSchema[] = [
+  MobileProvider,
+  MobileSignInBody,
+  LinkIdentityBody,
+  SessionTokens,
+  TokenRequestBody,
+  TokenResponse,
+  OAuthErrorBody,
+  RevokeRequestBody,
+  LogoutResult,
+  Session,
+  Identity,
+  Jwks,
   PackStatus,
   PackActionName,
   Rarity,

@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { UserRow } from '../../db/schema.js';
+import type { VerifiedToken } from '../external/jwt.js';
 import type { Principal } from './auth/policy.js';
 import { displayNameFromClaims, isPlatformAdmin } from './auth/rules.js';
-import { ForbiddenError } from './errors.js';
+import { ForbiddenError, UnauthorizedError } from './errors.js';
 
 /**
  * Who is calling: `authenticate` verifies the bearer token, provisions the user on
@@ -16,6 +17,8 @@ export interface Caller extends Principal {
   displayName: string;
   user: UserRow;
   claims: Record<string, unknown>;
+  /** The verified token: which issuer, and for our own tokens the session. */
+  token: VerifiedToken;
 }
 
 declare module 'fastify' {
@@ -27,6 +30,11 @@ declare module 'fastify' {
     authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     requireAdmin: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
+}
+
+/** The verified bearer token's text (the Authorization header without its scheme). */
+export function bearerTokenOf(request: FastifyRequest): string {
+  return (request.headers.authorization ?? '').slice('Bearer '.length);
 }
 
 /** Routes with `config.auth` always have a caller; this states that contract in one place. */
@@ -42,7 +50,16 @@ export default fp(
     async function authenticate(request: FastifyRequest): Promise<void> {
       if (request.caller) return;
       const token = await fastify.verifyBearer(request);
+      // A logged-out session or token: an in-memory lookup, kept in step across instances.
+      if (fastify.sessions?.isRevoked(token, bearerTokenOf(request))) {
+        request.log.debug({ sid: token.sid }, 'bearer token rejected: logged out');
+        throw new UnauthorizedError('invalid_token', 'The token is not valid.');
+      }
       const { user, teamRoles } = await fastify.users.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
+      if (user.deletedAt) {
+        request.log.debug('bearer token rejected: the account was deleted');
+        throw new UnauthorizedError('invalid_token', 'The token is not valid.');
+      }
       request.caller = {
         id: user.id,
         displayName: user.displayName,
@@ -50,6 +67,7 @@ export default fp(
         teamRoles,
         user,
         claims: token.claims,
+        token,
       };
     }
 
@@ -61,5 +79,5 @@ export default fp(
     fastify.decorate('authenticate', authenticate);
     fastify.decorate('requireAdmin', requireAdmin);
   },
-  { name: 'auth', dependencies: ['env', 'users', 'jwt'] },
+  { name: 'auth', dependencies: ['env', 'users', 'jwt', 'sessions'] },
 );

@@ -76,6 +76,26 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/** RFC 6749 §5.2 error codes, as the OAuth endpoints (token, revoke) answer them. */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type' | 'unsupported_token_type' | 'invalid_client';
+
+/**
+ * A failure of an OAuth endpoint, answered as RFC 6749 defines it (`{ error, error_description }`)
+ * rather than in the error envelope, so OAuth client libraries understand it.
+ */
+export class OAuthError extends AppError {
+  constructor(code: OAuthErrorCode, description: string, statusCode = 400) {
+    super(statusCode, code, description);
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An OAuth endpoint: its 400s are RFC 6749 error bodies (validation failures are `invalid_request`). */
+    oauth?: boolean;
+  }
+}
+
 /** Enough to fix a request; a response listing thousands of problems helps nobody. */
 export const MAX_DETAILS = 20;
 
@@ -243,6 +263,15 @@ function safeMessage(message: string | undefined): string {
 /** Sends the envelope for an error; used by the error handler and by plugins that answer early. */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const response = toErrorResponse(error, reply.request.id);
+  if (reply.request.routeOptions?.config?.oauth && response.statusCode === 400) {
+    // RFC 6749 §5.2: OAuth clients read `error`; the token endpoint's answers are never cached.
+    const code = error instanceof OAuthError ? error.code : 'invalid_request';
+    const description = error instanceof OAuthError ? error.message : response.body.error.message;
+    return reply
+      .code(400)
+      .headers({ 'x-request-id': reply.request.id, 'cache-control': 'no-store', pragma: 'no-cache' })
+      .send({ error: code, error_description: description });
+  }
   // Routing errors answer before the onRequest hook that sets it: set it here too.
   reply.header('x-request-id', reply.request.id);
   if (response.internal) {

@@ -113,6 +113,22 @@ export function shapeDocument(document: OpenApiDocument): OpenApiDocument {
       const rateLimited = '429' in operation.responses;
       for (const [status, response] of Object.entries(operation.responses)) {
         const code = Number(status) as ErrorStatus;
+        const schemaRef = ((response.content as Json | undefined)?.['application/json'] as { schema?: { $ref?: string } } | undefined)?.schema?.$ref;
+        if (code === 400 && schemaRef === '#/components/schemas/OAuthError') {
+          // The OAuth endpoints answer their 400s as RFC 6749 defines, not in the envelope.
+          responses.OAuthError ??= {
+            description: 'RFC 6749 §5.2 error: `invalid_request`, `invalid_grant`, `unsupported_grant_type` (see docs/authentication.md).',
+            headers: headerRefs(['Access-Control-Allow-Origin', 'X-Request-Id', ...RATE_LIMIT_HEADERS]),
+            content: {
+              'application/json': {
+                schema: { $ref: schemaRef },
+                example: { error: 'invalid_grant', error_description: 'The refresh token is invalid, expired or revoked.' },
+              },
+            },
+          };
+          operation.responses[status] = { $ref: '#/components/responses/OAuthError' };
+          continue;
+        }
         if (code >= 400) {
           const shared = ERROR_RESPONSES[code];
           if (!shared) throw new Error(`${method.toUpperCase()} ${path}: no shared response for status ${code}`);

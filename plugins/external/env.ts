@@ -52,6 +52,19 @@ export const EnvSchema = Type.Object({
   PURCHASE_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
   CRON_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   CRON_INTERNAL: Type.Boolean({ default: true }),
+  AUTH_SESSIONS: Type.Optional(Type.Boolean()),
+  AUTH_SESSION_PRIVATE_KEY: OptionalString,
+  AUTH_SESSION_PREVIOUS_KEY: OptionalString,
+  AUTH_ACCESS_TTL: Type.String({ default: '10 minutes' }),
+  AUTH_SESSION_TTL: Type.String({ default: '60 days' }),
+  AUTH_APPLE_CLIENT_IDS: OptionalString,
+  AUTH_APPLE_JWKS_URL: Type.String({ default: 'https://appleid.apple.com/auth/keys', pattern: '^https?://' }),
+  AUTH_APPLE_ISSUER: Type.String({ default: 'https://appleid.apple.com', minLength: 1 }),
+  AUTH_GOOGLE_CLIENT_IDS: OptionalString,
+  AUTH_GOOGLE_JWKS_URL: Type.String({ default: 'https://www.googleapis.com/oauth2/v3/certs', pattern: '^https?://' }),
+  AUTH_GOOGLE_ISSUER: Type.String({ default: 'https://accounts.google.com,accounts.google.com', minLength: 1 }),
+  AUTH_RATE_LIMIT_IP: Type.Integer({ default: 30, minimum: 1 }),
+  AUTH_RATE_LIMIT_SUBJECT: Type.Integer({ default: 10, minimum: 1 }),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -97,6 +110,33 @@ export interface AppConfig {
   purchases: { ttlMs: number; startsPerMinute: number };
   /** The bearer secret of the cron endpoints (unset: they refuse every call); run the jobs in-process. */
   cron: { secret?: string; internal: boolean };
+  /** The service's own sign-in and sessions; null when off (only external-provider tokens are accepted). */
+  sessions: SessionsConfig | null;
+}
+
+export type MobileProvider = 'apple' | 'google';
+
+export interface ProviderConfig {
+  provider: MobileProvider;
+  /** Accepted `aud` values: the app's client ids. */
+  clientIds: string[];
+  issuers: string[];
+  jwksUrl: URL;
+}
+
+export interface SessionsConfig {
+  /** `iss` (and `aud`) of the access tokens: the service's public URL. */
+  issuer: string;
+  /** PEM private key that signs access tokens; unset in development: generated into DATA_DIR. */
+  privateKeyPem?: string;
+  /** PEM (public or private) of the key used before the last rotation: its tokens stay valid until they expire. */
+  previousKeyPem?: string;
+  accessTtlMs: number;
+  sessionTtlMs: number;
+  /** Sign-in providers that are on (those with client ids). */
+  providers: Partial<Record<MobileProvider, ProviderConfig>>;
+  /** Calls per minute to the sign-in, token and revoke endpoints, per IP address and per subject. */
+  rateLimit: { perIp: number; perSubject: number };
 }
 
 /** A configuration value that cannot start the service; the message names the variable. */
@@ -350,6 +390,48 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     docsEnabled: env.DOCS_ENABLED,
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },
+    sessions: resolveSessions(env, devDefaults),
+  };
+}
+
+function provider(provider: MobileProvider, clientIds: string | undefined, jwksUrl: string, issuers: string): ProviderConfig | undefined {
+  const ids = splitList(clientIds);
+  if (ids.length === 0) return undefined;
+  return { provider, clientIds: ids, issuers: splitList(issuers), jwksUrl: new URL(jwksUrl) };
+}
+
+/**
+ * Sessions are on in development, and elsewhere when asked for (AUTH_SESSIONS=true) or when a
+ * signing key is given. Outside development they need a key and the public URL their tokens name.
+ */
+function resolveSessions(env: Env, devDefaults: boolean): SessionsConfig | null {
+  const privateKeyPem = env.AUTH_SESSION_PRIVATE_KEY || undefined;
+  const enabled = env.AUTH_SESSIONS ?? (devDefaults || privateKeyPem !== undefined);
+  if (!enabled) return null;
+  if (!privateKeyPem && !devDefaults) {
+    throw new ConfigError(
+      'AUTH_SESSION_PRIVATE_KEY',
+      `is required when sessions are on (AUTH_SESSIONS=false turns them off): a generated key is for development only (${DEV_DEFAULTS_RULE})`,
+    );
+  }
+  const issuer = env.PUBLIC_BASE_URL ?? (devDefaults ? env.DEV_BASE_URL : undefined);
+  if (!issuer) throw new ConfigError('PUBLIC_BASE_URL', 'is required when sessions are on: it is the issuer (`iss`) of the access tokens');
+  const accessTtlMs = parseDuration('AUTH_ACCESS_TTL', env.AUTH_ACCESS_TTL);
+  const sessionTtlMs = parseDuration('AUTH_SESSION_TTL', env.AUTH_SESSION_TTL);
+  if (sessionTtlMs < accessTtlMs) throw new ConfigError('AUTH_SESSION_TTL', 'must be at least AUTH_ACCESS_TTL');
+  const providers: SessionsConfig['providers'] = {};
+  const apple = provider('apple', env.AUTH_APPLE_CLIENT_IDS, env.AUTH_APPLE_JWKS_URL, env.AUTH_APPLE_ISSUER);
+  const google = provider('google', env.AUTH_GOOGLE_CLIENT_IDS, env.AUTH_GOOGLE_JWKS_URL, env.AUTH_GOOGLE_ISSUER);
+  if (apple) providers.apple = apple;
+  if (google) providers.google = google;
+  return {
+    issuer: issuer.replace(/\/+$/, ''),
+    privateKeyPem: privateKeyPem?.trim().replace(/\\n/g, '\n'),
+    previousKeyPem: env.AUTH_SESSION_PREVIOUS_KEY?.trim().replace(/\\n/g, '\n') || undefined,
+    accessTtlMs,
+    sessionTtlMs,
+    providers,
+    rateLimit: { perIp: env.AUTH_RATE_LIMIT_IP, perSubject: env.AUTH_RATE_LIMIT_SUBJECT },
   };
 }
 

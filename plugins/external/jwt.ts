@@ -1,42 +1,44 @@
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { createJwksKeyResolver, JwksUnavailableError, UnknownKeyError } from '../app/auth/jwks.js';
 import { subjectProblem } from '../app/auth/rules.js';
+import { loadSessionKeyring, type SessionKeyring } from '../app/sessions/keys.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../app/errors.js';
 import type { KeySource } from './env.js';
 
 /**
- * Bearer-token verification with @fastify/jwt: exactly one key source from the
- * configuration, algorithms pinned to its key type, `exp` and `sub` required, 30 s clock
- * tolerance, `iss`/`aud` when configured. Every way a token can be wrong is a 401; only an
- * unreachable identity provider is a 503.
+ * Bearer-token verification with @fastify/jwt, for two issuers:
+ * - the external identity provider: exactly one key source from the configuration, algorithms
+ *   pinned to its key type, `iss`/`aud` when configured;
+ * - the service itself (sessions of our own, when on): its current and previous keys by `kid`,
+ *   EdDSA or ES256, `iss` and `aud` the service's public URL, `sid` and `jti` required.
+ * The token's `iss` chooses the verifier: our own URL goes to ours, anything else to the
+ * external one (which refuses an `iss` other than AUTH_JWT_ISSUER when that is set). Both
+ * require `sub` and `exp`, allow 30 s of clock skew, and refuse an `iat` in the future. Every way
+ * a token can be wrong is a 401; only an unreachable identity provider is a 503.
  */
+
+export type TokenIssuer = 'external' | 'session';
 
 export interface VerifiedToken {
   sub: string;
   claims: Record<string, unknown>;
+  issuer: TokenIssuer;
+  /** Our own tokens: the session they belong to. */
+  sid?: string;
+  /** The token's id, when it carries one (ours always do). */
+  jti?: string;
+  /** Seconds since the epoch. */
+  exp: number;
 }
 
-const CLOCK_TOLERANCE_MS = 30_000;
-/** Lookups of key ids that are not cached: a burst of 10, then one per AUTH_JWKS_LOOKUP_INTERVAL (see jwksKeyResolver). */
-const UNCACHED_LOOKUP_BURST = 10;
-// Like jose's JWKS cooldown: a key id published within this window after a miss is refused until it ends.
-const UNKNOWN_KID_MEMORY_MS = 30_000;
-const UNKNOWN_KID_MEMORY_SIZE = 10_000;
+export const CLOCK_TOLERANCE_MS = 30_000;
 /** Exactly `Bearer` + one space + three base64url segments; anything else is malformed. */
 const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-class JwksUnavailableError extends Error {
-  readonly retryAfterSeconds: number;
-  constructor(message: string, options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
-    super(message, { cause: options.cause });
-    this.retryAfterSeconds = options.retryAfterSeconds ?? 30;
-  }
-}
-class UnknownKeyError extends Error {}
-
-function decodeSegment(segment: string): Record<string, unknown> | undefined {
+export function decodeSegment(segment: string): Record<string, unknown> | undefined {
   try {
     const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
     return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
@@ -50,7 +52,7 @@ function decodeSegment(segment: string): Record<string, unknown> | undefined {
  * header's algorithm against the pinned list, and critical extensions (RFC 7515 §4.1.11: a token
  * naming any must be rejected, as we understand none).
  */
-function headerProblem(token: string, algorithms: readonly string[]): string | undefined {
+export function headerProblem(token: string, algorithms: readonly string[]): string | undefined {
   const header = decodeSegment(token.split('.')[0] ?? '');
   if (!header) return 'the header is not a JSON object';
   if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
@@ -60,72 +62,16 @@ function headerProblem(token: string, algorithms: readonly string[]): string | u
   return undefined;
 }
 
-async function jwksKeyResolver(source: Extract<KeySource, { kind: 'jwks' }>) {
-  const { default: buildGetJwks } = await import('get-jwks');
-  // Domain and path come from the configuration only; the token's iss/jku/x5u never choose a URL.
-  const domain = source.jwksUrl.origin;
-  const getJwks = buildGetJwks({
-    jwksPath: source.jwksUrl.pathname + source.jwksUrl.search,
-    issuersWhitelist: [domain],
-    ttl: 10 * 60_000,
-  });
-  // Tokens with made-up key ids must not turn into one JWKS fetch each. A key id found missing
-  // is remembered for 30 s; lookups of key ids not in the cache draw from a small token
-  // bucket. Past it the answer is 503 with Retry-After (never a wrong 401): a valid token with
-  // a newly rotated key succeeds on retry. Bursts with one new key id share one fetch, since
-  // get-jwks caches the pending lookup.
-  const unknownKids = new Map<string, number>();
-  let lookupTokens = UNCACHED_LOOKUP_BURST;
-  let refilledAt = Date.now();
-  function takeLookupToken(): boolean {
-    const now = Date.now();
-    lookupTokens = Math.min(UNCACHED_LOOKUP_BURST, lookupTokens + (now - refilledAt) / source.lookupIntervalMs);
-    refilledAt = now;
-    if (lookupTokens < 1) return false;
-    lookupTokens -= 1;
-    return true;
-  }
-  function rememberUnknown(cacheKey: string): void {
-    if (unknownKids.size >= UNKNOWN_KID_MEMORY_SIZE) unknownKids.delete(unknownKids.keys().next().value as string);
-    unknownKids.set(cacheKey, Date.now() + UNKNOWN_KID_MEMORY_MS);
-  }
-
-  return async (_request: FastifyRequest, token: { header?: { kid?: string; alg?: string } }) => {
-    const signature = { domain, alg: token.header?.alg ?? '', kid: token.header?.kid as string };
-    const cacheKey = getJwks.generateCacheKey(signature.alg, signature.kid, `${domain}/`);
-    if (getJwks.cache.get(cacheKey) === undefined) {
-      if ((unknownKids.get(cacheKey) ?? 0) > Date.now()) throw new UnknownKeyError('key id recently not found');
-      if (!takeLookupToken()) {
-        throw new JwksUnavailableError('too many lookups of new key ids', { retryAfterSeconds: Math.ceil(source.lookupIntervalMs / 1000) });
-      }
-    }
-    let jwk: Record<string, unknown>;
-    try {
-      jwk = await getJwks.getJwk(signature);
-    } catch (error) {
-      if ((error as { code?: string }).code === 'JWK_NOT_FOUND') {
-        rememberUnknown(cacheKey);
-        throw new UnknownKeyError('unknown key id');
-      }
-      throw new JwksUnavailableError('the identity provider keys could not be fetched', { cause: error });
-    }
-    const { domain: _domain, ...keyMaterial } = jwk;
-    try {
-      return createPublicKey({ key: keyMaterial as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
-    } catch {
-      throw new UnknownKeyError('unusable key');
-    }
-  };
-}
-
 async function secretFor(source: KeySource) {
   switch (source.kind) {
     case 'secret':
       return source.secret;
     case 'publicKey':
       return { public: source.publicKeyPem };
-    case 'jwks':
-      return jwksKeyResolver(source);
+    case 'jwks': {
+      const resolve = await createJwksKeyResolver({ jwksUrl: source.jwksUrl, lookupIntervalMs: source.lookupIntervalMs });
+      return (_request: FastifyRequest, token: { header?: { kid?: unknown; alg?: unknown } }) => resolve(token.header ?? {});
+    }
   }
 }
 
@@ -133,12 +79,25 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Verifies the request's bearer token once per request; throws a 401 (or 503) AppError. */
     verifyBearer(request: FastifyRequest): Promise<VerifiedToken>;
+    /** Verifies a token given some other way (RFC 7009 revocation) exactly as a bearer token. */
+    verifyToken(request: FastifyRequest, token: string): Promise<VerifiedToken>;
+    /** The keys of the service's own tokens; null when sessions are off. */
+    sessionKeys: SessionKeyring | null;
   }
+}
+
+/** `iat` more than the clock tolerance ahead: a token from the future was not issued by an honest clock. */
+export function issuedInFuture(iat: unknown, nowMs = Date.now()): boolean {
+  return iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat) || iat * 1000 > nowMs + CLOCK_TOLERANCE_MS);
 }
 
 export default fp(
   async (fastify: FastifyInstance) => {
     const { keySource, issuer, audience } = fastify.config.auth;
+    const sessions = fastify.config.sessions;
+    // @fastify/jwt reads the token through this: the bearer token, or the one being checked for a route.
+    const tokenUnderCheck = new WeakMap<FastifyRequest, string>();
+    const extractToken = (request: FastifyRequest) => tokenUnderCheck.get(request);
     await fastify.register(fastifyJwt, {
       secret: await secretFor(keySource),
       decode: { complete: true },
@@ -147,10 +106,46 @@ export default fp(
         // fast-jwt checks iss/aud only when present: require them when they are configured.
         requiredClaims: ['sub', 'exp', ...(issuer ? ['iss'] : []), ...(audience ? ['aud'] : [])],
         clockTolerance: CLOCK_TOLERANCE_MS,
+        extractToken,
         ...(issuer ? { allowedIss: issuer } : {}),
         ...(audience ? { allowedAud: audience } : {}),
       },
     } as Parameters<typeof fastifyJwt>[1]);
+
+    const keyring = sessions ? await loadSessionKeyring(sessions, fastify.config.dataDir, fastify.log) : null;
+    fastify.decorate('sessionKeys', keyring);
+    const sessionAlgorithms = keyring ? [...new Set([...keyring.byKid.values()].map((key) => key.algorithm))] : [];
+    if (sessions && keyring) {
+      await fastify.register(fastifyJwt, {
+        namespace: 'session',
+        secret: {
+          private: keyring.current.privateKeyPem,
+          public: async (_request: FastifyRequest, token: { header?: { kid?: unknown } }) => {
+            const key = typeof token.header?.kid === 'string' ? keyring.byKid.get(token.header.kid) : undefined;
+            if (!key) throw new UnknownKeyError('the token names none of our keys');
+            return key.publicKeyPem;
+          },
+        },
+        sign: {
+          algorithm: keyring.current.algorithm,
+          kid: keyring.current.kid,
+          iss: sessions.issuer,
+          aud: sessions.issuer,
+          // @fastify/jwt reads a number as seconds.
+          expiresIn: sessions.accessTtlMs / 1000,
+          typ: 'at+jwt',
+        },
+        decode: { complete: true },
+        verify: {
+          algorithms: sessionAlgorithms,
+          requiredClaims: ['sub', 'exp', 'iat', 'iss', 'aud', 'sid', 'jti'],
+          clockTolerance: CLOCK_TOLERANCE_MS,
+          allowedIss: sessions.issuer,
+          allowedAud: sessions.issuer,
+          extractToken,
+        },
+      } as unknown as Parameters<typeof fastifyJwt>[1]);
+    }
 
     const verified = new WeakMap<FastifyRequest, Promise<VerifiedToken>>();
 
@@ -162,18 +157,31 @@ export default fp(
         : new UnauthorizedError('invalid_token', 'The token is not valid.');
     }
 
-    async function verify(request: FastifyRequest): Promise<VerifiedToken> {
+    function bearerToken(request: FastifyRequest): string {
       const header = request.headers.authorization;
       if (header === undefined || header === '') {
         throw new UnauthorizedError('missing_credentials', 'This endpoint needs a bearer token.');
       }
       const match = BEARER_PATTERN.exec(header);
       if (!match?.[1]) throw rejected(request, 'the Authorization header is not "Bearer <JWT>"');
-      const problem = headerProblem(match[1], keySource.algorithms);
+      return match[1];
+    }
+
+    async function verify(request: FastifyRequest, token: string): Promise<VerifiedToken> {
+      if (!TOKEN_PATTERN.test(token)) throw rejected(request, 'the token is not three base64url segments');
+      // The issuer named in the (not yet verified) payload only chooses which verifier to ask;
+      // each verifier then checks `iss` itself, with its own keys and algorithms.
+      const claimedIssuer = decodeSegment(token.split('.')[1] ?? '')?.iss;
+      const issuerKind: TokenIssuer = sessions && claimedIssuer === sessions.issuer ? 'session' : 'external';
+      const problem = headerProblem(token, issuerKind === 'session' ? sessionAlgorithms : keySource.algorithms);
       if (problem) throw rejected(request, problem);
       let payload: Record<string, unknown>;
+      tokenUnderCheck.set(request, token);
       try {
-        payload = await request.jwtVerify<Record<string, unknown>>();
+        payload =
+          issuerKind === 'session'
+            ? await (request as unknown as { sessionJwtVerify<T>(): Promise<T> }).sessionJwtVerify<Record<string, unknown>>()
+            : await request.jwtVerify<Record<string, unknown>>();
       } catch (error) {
         if (error instanceof JwksUnavailableError) {
           request.log.error({ err: error.cause ?? error }, 'JWKS lookup failed');
@@ -184,23 +192,30 @@ export default fp(
           );
         }
         const expired = (error as { code?: string }).code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED';
-        throw rejected(request, (error as Error).message, expired ? 'token_expired' : 'invalid_token');
+        throw rejected(request, `${issuerKind} issuer: ${(error as Error).message}`, expired ? 'token_expired' : 'invalid_token');
       }
       // The verifier checks presence; what a subject may be is ours to check.
       const subject = subjectProblem(payload.sub);
       if (subject) throw rejected(request, subject);
       if (typeof payload.exp !== 'number') throw rejected(request, 'the expiry is not a number');
-      return { sub: payload.sub as string, claims: payload };
+      if (issuedInFuture(payload.iat)) throw rejected(request, 'the token was issued in the future');
+      const jti = typeof payload.jti === 'string' && payload.jti !== '' ? payload.jti : undefined;
+      if (issuerKind === 'session') {
+        if (typeof payload.sid !== 'string' || !jti) throw rejected(request, 'the session or token id is not a string');
+        return { sub: payload.sub as string, claims: payload, issuer: 'session', sid: payload.sid, jti, exp: payload.exp };
+      }
+      return { sub: payload.sub as string, claims: payload, issuer: 'external', jti, exp: payload.exp };
     }
 
     fastify.decorate('verifyBearer', (request: FastifyRequest) => {
       let result = verified.get(request);
       if (!result) {
-        result = verify(request);
+        result = (async () => verify(request, bearerToken(request)))();
         verified.set(request, result);
       }
       return result;
     });
+    fastify.decorate('verifyToken', verify);
   },
   { name: 'jwt', dependencies: ['env'] },
 );

@@ -10,6 +10,11 @@ declare module 'fastify' {
      * per `windowMs` per signed-in caller, counted in the same store (Redis when configured).
      */
     perCallerLimit(options: { name: string; max: number; windowMs: number; what: string }): preHandlerAsyncHookHandler;
+    /**
+     * A limit on a key the route chooses (an IP address, a provider subject, a session): resolves
+     * when the call is allowed, throws 429 `rate_limited` with Retry-After when not. Same store.
+     */
+    keyedLimit(options: { name: string; max: number; windowMs: number; what: string }): (request: FastifyRequest, key: string) => Promise<void>;
   }
 }
 
@@ -59,14 +64,15 @@ export default fp(async (fastify) => {
     }),
   });
 
-  fastify.decorate('perCallerLimit', ({ name, max, windowMs, what }: { name: string; max: number; windowMs: number; what: string }) => {
+  const keyedLimit = ({ name, max, windowMs, what }: { name: string; max: number; windowMs: number; what: string }) => {
+    const keys = new WeakMap<FastifyRequest, string>();
     const limiter = fastify.createRateLimit({
       max,
       timeWindow: windowMs,
-      // Runs after authentication: the caller is known.
-      keyGenerator: (request) => `${name}:${request.caller?.id ?? `ip:${request.ip}`}`,
+      keyGenerator: (request) => `${name}:${keys.get(request) ?? `ip:${request.ip}`}`,
     });
-    return async (request) => {
+    return async (request: FastifyRequest, key: string) => {
+      keys.set(request, key);
       const result = await limiter(request);
       if (!result.isAllowed && result.isExceeded) {
         throw new AppError(429, 'rate_limited', `Too many ${what}: the limit is ${max} per ${Math.round(windowMs / 1000)} s. Retry after ${result.ttlInSeconds} s.`, {
@@ -74,5 +80,12 @@ export default fp(async (fastify) => {
         });
       }
     };
+  };
+  fastify.decorate('keyedLimit', keyedLimit);
+
+  fastify.decorate('perCallerLimit', (options: { name: string; max: number; windowMs: number; what: string }) => {
+    const limit = keyedLimit(options);
+    // Runs after authentication: the caller is known.
+    return (request) => limit(request, request.caller?.id ?? `ip:${request.ip}`);
   });
 }, { name: 'rate-limit', dependencies: ['env', 'jwt'] });

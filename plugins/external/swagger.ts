@@ -4,7 +4,7 @@ import { type OpenApiDocument, shapeDocument } from '../app/openapi.js';
 
 /** The API's groups, in the order Swagger UI shows them; the document keeps those that have operations. */
 export const API_TAGS = [
-  { name: 'Auth', description: 'Tokens and sessions' },
+  { name: 'Auth', description: 'Mobile sign-in, refresh, logout and sessions' },
   { name: 'Admin', description: 'Catalog administration for platform and team admins' },
   { name: 'Teams', description: 'Teams and their members' },
   { name: 'Leagues', description: 'Leagues' },

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import authRoutes from './auth/index.js';
 import auditLogRoutes from './admin/audit-log/index.js';
 import adminCollectibleRoutes from './admin/collectibles/index.js';
 import adminPackRoutes from './admin/packs/index.js';
@@ -17,6 +18,7 @@ import walletRoutes from './wallet/index.js';
 /** Every endpoint group under /api, one plugin each. */
 export default async function apiRoutes(app: FastifyInstance) {
   await app.register(healthRoutes, { prefix: '/health' });
+  await app.register(authRoutes, { prefix: '/auth' });
   await app.register(userRoutes, { prefix: '/user' });
   await app.register(adminUserRoutes, { prefix: '/admin/users' });
   await app.register(publicPackRoutes, { prefix: '/packs' });

@@ -1,6 +1,7 @@
 import { createSigner } from 'fast-jwt';
 import { buildApp, type App } from '../../app.js';
 import { loadConfig } from '../../plugins/external/env.js';
+import { generateSigningKeyPem } from '../../plugins/app/sessions/keys.js';
 import { createTestDatabase } from './test-database.js';
 
 export { createTestDatabase } from './test-database.js';
@@ -18,8 +19,12 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
+/** The session signing key of this test process: every app it builds (two instances too) shares it. */
+export const TEST_SESSION_KEY = generateSigningKeyPem();
+
 export const TEST_ENV: Record<string, string> = {
   NODE_ENV: 'test',
+  AUTH_SESSION_PRIVATE_KEY: TEST_SESSION_KEY,
   LOG_LEVEL: 'silent',
   AUTH_JWT_SECRET: TEST_SECRET,
   AUTH_ADMIN_CLAIM: 'role=admin',

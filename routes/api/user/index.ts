@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { UserRow } from '../../../db/schema.js';
-import { type Caller, callerOf } from '../../../plugins/app/auth.js';
+import { bearerTokenOf, type Caller, callerOf } from '../../../plugins/app/auth.js';
+import { NotFoundError } from '../../../plugins/app/errors.js';
+import { errorResponses } from '../../../schemas/common.js';
 import { CurrentUserResponse, type CurrentUser, UpdateCurrentUserBody } from '../../../schemas/user.js';
 
 function toCurrentUser(user: UserRow, caller: Caller): CurrentUser {
@@ -52,6 +54,28 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const caller = callerOf(request);
       const updated = await app.users.updateDisplayName(caller.id, request.body.displayName.trim());
       return { success: true as const, data: toCurrentUser(updated ?? caller.user, caller) };
+    },
+  );
+
+  app.delete(
+    '/',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['User'],
+        summary: 'Delete your account',
+        description:
+          'Every session ends at once (on every instance), linked provider accounts are unlinked, team roles removed and the profile anonymized. ' +
+          'Coins, purchases and pulls stay, under the anonymized user, for the books. The account can never sign in again. ' +
+          '409 `last_owner` while you are the last owner of a team.',
+        operationId: 'deleteCurrentUser',
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404, 409) },
+      },
+    },
+    async (request, reply) => {
+      if (!app.sessions) throw new NotFoundError('sessions_disabled', 'Account deletion needs sessions, which are not enabled on this service.');
+      await app.sessions.deleteAccount(callerOf(request).token, bearerTokenOf(request));
+      return reply.code(204).send(null);
     },
   );
 };
