@@ -97,7 +97,7 @@ t.test('CORS: development allows any origin; production allows only CORS_ORIGINS
   const devRes = await dev.inject({ url: '/api/health', headers: { origin: 'https://anywhere.example' } });
   t.equal(devRes.headers['access-control-allow-origin'], '*');
 
-  const prod = await buildTestApp(t, { NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.com' });
+  const prod = await buildTestApp(t, { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', CORS_ORIGINS: 'https://app.example.com' });
   const allowed = await prod.inject({
     method: 'OPTIONS',
     url: '/api/user',
@@ -110,7 +110,7 @@ t.test('CORS: development allows any origin; production allows only CORS_ORIGINS
   t.notOk(denied.headers['access-control-allow-origin']);
 
   // Production without CORS_ORIGINS: no CORS headers at all, so browsers refuse cross-origin calls.
-  const closed = await buildTestApp(t, { NODE_ENV: 'production' });
+  const closed = await buildTestApp(t, { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' });
   const preflight = await closed.inject({
     method: 'OPTIONS',
     url: '/api/user',
@@ -132,7 +132,7 @@ t.test('security headers are helmet’s, computed once: HSTS only in production,
 
   const dev = await buildTestApp(t);
   t.notOk((await dev.inject({ url: '/api/health' })).headers['strict-transport-security'], 'no HSTS in development');
-  const prod = await buildTestApp(t, { NODE_ENV: 'production' });
+  const prod = await buildTestApp(t, { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' });
   const res = await prod.inject({ url: '/api/nope' });
   t.equal(res.statusCode, 404);
   t.match(res.headers['strict-transport-security'], /max-age=/, 'HSTS in production, on errors too');

@@ -63,8 +63,8 @@ export const EnvSchema = Type.Object({
   AUTH_GOOGLE_CLIENT_IDS: OptionalString,
   AUTH_GOOGLE_JWKS_URL: Type.String({ default: 'https://www.googleapis.com/oauth2/v3/certs', pattern: '^https?://' }),
   AUTH_GOOGLE_ISSUER: Type.String({ default: 'https://accounts.google.com,accounts.google.com', minLength: 1 }),
-  AUTH_RATE_LIMIT_IP: Type.Integer({ default: 30, minimum: 1 }),
-  AUTH_RATE_LIMIT_SUBJECT: Type.Integer({ default: 10, minimum: 1 }),
+  AUTH_RATE_LIMIT_IP: Type.Integer({ default: 60, minimum: 1 }),
+  AUTH_RATE_LIMIT_SUBJECT: Type.Integer({ default: 30, minimum: 1 }),
 });
 export type Env = Static<typeof EnvSchema>;
 

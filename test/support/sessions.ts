@@ -36,6 +36,7 @@ export interface SignedIn {
   refreshToken: string;
   sessionId: string;
   userId: string;
+  created: boolean;
 }
 
 /** Signs in as `sub` at the provider; throws unless the service answers 200. */

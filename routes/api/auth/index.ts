@@ -55,7 +55,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!app.sessions) throw new NotFoundError('sessions_disabled', 'Sign-in and sessions are not enabled on this service.');
     return app.sessions;
   };
-  const limits = app.config.sessions?.rateLimit ?? { perIp: 30, perSubject: 10 };
+  const limits = app.config.sessions?.rateLimit ?? { perIp: 60, perSubject: 30 };
   const perIp = app.keyedLimit({ name: 'auth-ip', max: limits.perIp, windowMs: MINUTE_MS, what: 'sign-in attempts from this address' });
   const perSubject = app.keyedLimit({ name: 'auth-subject', max: limits.perSubject, windowMs: MINUTE_MS, what: 'sign-in attempts for this account' });
   // Stricter limits than the global one, counted before the body is read.

@@ -209,7 +209,8 @@ t.test('when the LISTEN connection comes back, the cache is dropped again: chang
   const listener = async () =>
     (
       (await app.db.orm.execute(
-        sql`select pid from pg_stat_activity where datname = current_database() and application_name = 'pack-service-listen'`,
+        // The catalog's listener: the last statement of a LISTEN connection names its channel.
+        sql`select pid from pg_stat_activity where datname = current_database() and application_name = 'pack-service-listen' and query = 'listen "pack_catalog"'`,
       )) as unknown as { rows: { pid: number }[] }
     ).rows[0]?.pid;
   const before = await listener();
