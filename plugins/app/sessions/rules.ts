@@ -77,6 +77,7 @@ export function emailVerifiedClaim(value: unknown): boolean | null {
  */
 export const revocationKey = {
   session: (sessionId: string) => `sid:${sessionId}`,
-  jti: (issuer: unknown, jti: string) => `jti:${typeof issuer === 'string' ? issuer : ''}:${jti}`,
+  // JSON keeps the two apart: issuer "a" with jti "b:c" is not issuer "a:b" with jti "c".
+  jti: (issuer: unknown, jti: string) => `jti:${JSON.stringify([typeof issuer === 'string' ? issuer : null, jti])}`,
   tokenHash: (token: string) => `sha256:${createHash('sha256').update(token).digest('base64url')}`,
 };
