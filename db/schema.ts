@@ -512,6 +512,19 @@ export const revokedTokens = pgTable(
   (table) => [index('revoked_tokens_expires_idx').on(table.expiresAt)],
 );
 
+/**
+ * Provider ID tokens already used to sign in or link, until they expire: each signs in once, so a
+ * token and nonce captured in transit cannot open a second session.
+ */
+export const idTokenUses = pgTable(
+  'id_token_uses',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (table) => [index('id_token_uses_expires_idx').on(table.expiresAt)],
+);
+
 export type IdentityRow = typeof identities.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;
 

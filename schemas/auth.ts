@@ -64,7 +64,7 @@ export const TokenResponse = Type.Object(
 export const OAuthErrorBody = Type.Object(
   {
     error: Type.Union(
-      ['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'unsupported_token_type', 'invalid_client'].map((code) => Type.Literal(code)),
+      ['invalid_request', 'invalid_grant', 'unsupported_grant_type'].map((code) => Type.Literal(code)),
     ),
     error_description: Text(500),
   },

@@ -59,6 +59,8 @@ export async function startStandInProvider(kind: StandInKind, options: { port?: 
       nonce: nonceClaim(kind, rawNonce),
       email: `${sub}@example.com`,
       email_verified: kind === 'apple' ? 'true' : true,
+      // Each token differs, as real ones do (the service uses every ID token once).
+      jti: randomBytes(8).toString('hex'),
       ...claims,
     };
     for (const key of Object.keys(payload)) if (payload[key] === undefined) delete payload[key];

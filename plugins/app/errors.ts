@@ -77,7 +77,7 @@ export class ServiceUnavailableError extends AppError {
 }
 
 /** RFC 6749 §5.2 error codes, as the OAuth endpoints (token, revoke) answer them. */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type' | 'unsupported_token_type' | 'invalid_client';
+export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type';
 
 /**
  * A failure of an OAuth endpoint, answered as RFC 6749 defines it (`{ error, error_description }`)

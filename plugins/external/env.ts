@@ -93,6 +93,8 @@ export interface AppConfig {
     audience?: string;
     adminClaim?: { name: string; value: string };
     adminUserIds: ReadonlySet<string>;
+    /** Key ids not yet cached may be looked up 10 at once, then one per this interval: every JWKS (the provider's, Apple's, Google's). */
+    jwksLookupIntervalMs: number;
   };
   demoData: boolean;
   redisUrl?: string;
@@ -377,6 +379,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       audience: env.AUTH_JWT_AUDIENCE || undefined,
       adminClaim: parseAdminClaim(env.AUTH_ADMIN_CLAIM ?? (devDefaults ? 'role=admin' : undefined)),
       adminUserIds: new Set(splitList(env.ADMIN_USER_IDS)),
+      jwksLookupIntervalMs: parseDuration('AUTH_JWKS_LOOKUP_INTERVAL', env.AUTH_JWKS_LOOKUP_INTERVAL),
     },
     demoData: env.DEMO_DATA ?? devDefaults,
     redisUrl: env.REDIS_URL || undefined,

@@ -143,6 +143,9 @@ export default fp(
           allowedIss: sessions.issuer,
           allowedAud: sessions.issuer,
           extractToken,
+          // A key from a callback is parsed again on every check: remember verified tokens instead
+          // (until they expire). Logouts are checked apart, on every request.
+          cache: 10_000,
         },
       } as unknown as Parameters<typeof fastifyJwt>[1]);
     }

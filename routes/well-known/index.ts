@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { NotFoundError } from '../../plugins/app/errors.js';
 import { Jwks } from '../../schemas/auth.js';
+import { errorResponses } from '../../schemas/common.js';
 
 /** Public key discovery for the service's own access tokens. */
 const wellKnownRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -16,7 +17,7 @@ const wellKnownRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The current signing key and, after a rotation, the previous one: a token signed with either verifies until it expires. ' +
           'Match a token to its key by `kid`. Cacheable for 5 minutes (`Cache-Control: public, max-age=300`). 404 `sessions_disabled` when sessions are off.',
         operationId: 'getJwks',
-        response: { 200: Type.Ref(Jwks) },
+        response: { 200: Type.Ref(Jwks), ...errorResponses(404) },
       },
     },
     async (_request, reply) => {

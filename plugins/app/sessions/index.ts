@@ -38,7 +38,7 @@ export default fp(
       clockToleranceMs: CLOCK_TOLERANCE_MS,
     });
     const revocations = new RevocationList();
-    const lookupIntervalMs = fastify.config.auth.keySource.kind === 'jwks' ? fastify.config.auth.keySource.lookupIntervalMs : 1000;
+    const lookupIntervalMs = fastify.config.auth.jwksLookupIntervalMs;
     const verifiers: Partial<Record<MobileProvider, IdTokenVerifier>> = {};
     for (const provider of Object.values(config.providers)) {
       verifiers[provider.provider] = await createIdTokenVerifier(provider, lookupIntervalMs);

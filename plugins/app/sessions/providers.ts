@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createVerifier } from 'fast-jwt';
 import type { MobileProvider, ProviderConfig } from '../../external/env.js';
 import { CLOCK_TOLERANCE_MS, headerProblem, issuedInFuture } from '../../external/jwt.js';
@@ -59,6 +60,8 @@ export async function createIdTokenVerifier(config: ProviderConfig, lookupInterv
     if (!nonceMatches(config.provider, claims.nonce, rawNonce)) throw new IdTokenRejected('the nonce is missing or does not match');
     return {
       provider: config.provider,
+      tokenHash: createHash('sha256').update(idToken).digest('base64url'),
+      expiresAt: new Date(claims.exp * 1000 + CLOCK_TOLERANCE_MS),
       subject: claims.sub as string,
       email: typeof claims.email === 'string' ? claims.email.slice(0, 320) : null,
       emailVerified: emailVerifiedClaim(claims.email_verified),

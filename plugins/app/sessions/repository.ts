@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
-import { identities, type IdentityRow, refreshTokens, revokedTokens, type SessionRow, sessions, teamAdmins, teams, users } from '../../../db/schema.js';
+import { identities, type IdentityRow, idTokenUses, refreshTokens, revokedTokens, type SessionRow, sessions, teamAdmins, teams, users } from '../../../db/schema.js';
 import type { SESSION_END_REASONS } from '../../../schemas/enums.js';
 import type { MobileProvider } from '../../external/env.js';
 import type { Database, DatabaseHandle } from '../db.js';
@@ -19,6 +19,9 @@ const ENTRIES_PER_NOTIFY = 80;
 
 export interface ProviderProfile {
   provider: MobileProvider;
+  /** The ID token's hash and expiry: it is used once. */
+  tokenHash: string;
+  expiresAt: Date;
   subject: string;
   email: string | null;
   emailVerified: boolean | null;
@@ -59,6 +62,12 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
     return entries;
   }
 
+  /** False when the ID token was used before (a replay). */
+  async function useIdToken(tx: Database, profile: ProviderProfile): Promise<boolean> {
+    const used = await tx.insert(idTokenUses).values({ tokenHash: profile.tokenHash, expiresAt: profile.expiresAt }).onConflictDoNothing().returning();
+    return used.length === 1;
+  }
+
   async function openSession(tx: Database, userId: string, provider: MobileProvider | null, userAgent: string | null, refreshHash: string) {
     const id = randomUUID();
     await tx.insert(sessions).values({ id, userId, provider, userAgent, expiresAt: sql`now() + ${sessionTtl}` });
@@ -72,14 +81,22 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
      * session for it. Two first sign-ins of one account at once make one user: the identity's
      * primary key decides, and the loser reads the winner's row.
      */
-    signIn(profile: ProviderProfile, userAgent: string | null, refreshHash: string): Promise<{ userId: string; sessionId: string; created: boolean } | { deleted: true }> {
+    signIn(
+      profile: ProviderProfile,
+      userAgent: string | null,
+      refreshHash: string,
+    ): Promise<{ userId: string; sessionId: string; created: boolean } | { refused: 'deleted' | 'replayed' }> {
       return db.transaction(async (tx) => {
+        if (!(await useIdToken(tx, profile))) return { refused: 'replayed' as const };
+        // The user row is held (shared) until the session exists: an account deletion either
+        // finishes first (and is seen here) or waits, and then ends this session too.
         const find = () =>
           tx
             .select({ userId: identities.userId, deletedAt: users.deletedAt })
             .from(identities)
             .innerJoin(users, eq(users.id, identities.userId))
-            .where(and(eq(identities.provider, profile.provider), eq(identities.providerSubject, profile.subject)));
+            .where(and(eq(identities.provider, profile.provider), eq(identities.providerSubject, profile.subject)))
+            .for('share', { of: users });
         let [found] = await find();
         let created = false;
         if (!found) {
@@ -100,7 +117,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
           }
         }
         if (!found) throw new Error('the identity vanished while signing in');
-        if (found.deletedAt) return { deleted: true as const };
+        if (found.deletedAt) return { refused: 'deleted' as const };
         if (!created) {
           await tx
             .update(identities)
@@ -112,20 +129,23 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
       });
     },
 
-    /** Links a provider account to a user; 409 when it belongs to another user. */
-    async link(userId: string, profile: ProviderProfile): Promise<IdentityRow> {
-      const [inserted] = await db.orm
-        .insert(identities)
-        .values({ provider: profile.provider, providerSubject: profile.subject, userId, email: profile.email, emailVerified: profile.emailVerified })
-        .onConflictDoNothing()
-        .returning();
-      if (inserted) return inserted;
-      const [existing] = await db.orm
-        .select()
-        .from(identities)
-        .where(and(eq(identities.provider, profile.provider), eq(identities.providerSubject, profile.subject)));
-      if (existing?.userId === userId) return existing;
-      throw new ConflictError('identity_in_use', 'This account is already linked to another user.');
+    /** Links a provider account to a user; undefined for a replayed ID token; 409 when the account belongs to another user. */
+    link(userId: string, profile: ProviderProfile): Promise<IdentityRow | undefined> {
+      return db.transaction(async (tx) => {
+        if (!(await useIdToken(tx, profile))) return undefined;
+        const [inserted] = await tx
+          .insert(identities)
+          .values({ provider: profile.provider, providerSubject: profile.subject, userId, email: profile.email, emailVerified: profile.emailVerified })
+          .onConflictDoNothing()
+          .returning();
+        if (inserted) return inserted;
+        const [existing] = await tx
+          .select()
+          .from(identities)
+          .where(and(eq(identities.provider, profile.provider), eq(identities.providerSubject, profile.subject)));
+        if (existing?.userId === userId) return existing;
+        throw new ConflictError('identity_in_use', 'This account is already linked to another user.');
+      });
     },
 
     identitiesOf(userId: string): Promise<IdentityRow[]> {
@@ -178,7 +198,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
       });
     },
 
-    /** The session a refresh token belongs to, if it is live (RFC 7009 revocation). */
+    /** The session a refresh token belongs to, if it is live (RFC 7009 revocation, the per-session limit). */
     async sessionOfRefreshToken(hash: string): Promise<{ sessionId: string; userId: string } | undefined> {
       const [row] = await db.orm
         .select({ sessionId: sessions.id, userId: sessions.userId })
@@ -248,6 +268,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
     /** Deletes what can no longer matter: expired external revocations, sessions ended or expired long ago. */
     async purge(): Promise<void> {
       await db.orm.delete(revokedTokens).where(sql`${revokedTokens.expiresAt} < now()`);
+      await db.orm.delete(idTokenUses).where(sql`${idTokenUses.expiresAt} < now()`);
       await db.orm
         .delete(sessions)
         .where(sql`coalesce(${sessions.revokedAt}, ${sessions.expiresAt}) < now() - interval '30 days'`);

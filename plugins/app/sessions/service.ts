@@ -32,6 +32,8 @@ export interface SessionsDependencies {
   log: FastifyBaseLogger;
 }
 
+export type IdTokenPurpose = 'sign-in' | 'link';
+
 /** Every refusal of an ID token reads the same; the log says why. */
 const idTokenRejected = () => new UnauthorizedError('invalid_token', 'The ID token could not be verified.');
 const invalidGrant = () => new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.');
@@ -60,7 +62,14 @@ export function createSessionsService(deps: SessionsDependencies) {
     if (entries.length > 0) await deps.broadcast(entries);
   }
 
-  async function verifyIdToken(provider: MobileProvider, idToken: string, nonce: string): Promise<ProviderProfile> {
+  /**
+   * A refused ID token is a 401 when it was meant to sign in, and a 400 `invalid_id_token` when a
+   * signed-in user links it (the caller's own token is fine: a 401 would tell the app otherwise).
+   */
+  const refusal = (purpose: IdTokenPurpose) =>
+    purpose === 'sign-in' ? idTokenRejected() : new ValidationError('The ID token could not be verified.', undefined, 'invalid_id_token');
+
+  async function verifyIdToken(provider: MobileProvider, idToken: string, nonce: string, purpose: IdTokenPurpose): Promise<ProviderProfile> {
     const verifier = deps.verifiers[provider];
     if (!verifier) throw new ValidationError(`Sign-in with ${provider} is not enabled on this service.`, [{ path: '/provider', message: 'not enabled' }], 'provider_not_enabled');
     try {
@@ -72,7 +81,7 @@ export function createSessionsService(deps: SessionsDependencies) {
       }
       if (error instanceof IdTokenRejected) {
         log.debug({ provider, reason: error.message }, 'ID token rejected');
-        throw idTokenRejected();
+        throw refusal(purpose);
       }
       throw error;
     }
@@ -85,8 +94,8 @@ export function createSessionsService(deps: SessionsDependencies) {
     async signIn(input: { profile: ProviderProfile; userAgent: string | null }): Promise<IssuedTokens & { created: boolean }> {
       const refreshToken = newRefreshToken();
       const result = await repository.signIn(input.profile, input.userAgent, hashRefreshToken(refreshToken));
-      if ('deleted' in result) {
-        log.debug({ provider: input.profile.provider }, 'sign-in refused: the account was deleted');
+      if ('refused' in result) {
+        log.debug({ provider: input.profile.provider, reason: result.refused }, 'sign-in refused');
         throw idTokenRejected();
       }
       return { ...issued(result.userId, result.sessionId, refreshToken), created: result.created };
@@ -154,7 +163,17 @@ export function createSessionsService(deps: SessionsDependencies) {
     liveSessions: repository.liveSessions,
     identities: repository.identitiesOf,
     /** Links a second provider account to the signed-in user. */
-    link: repository.link,
+    async link(userId: string, profile: ProviderProfile) {
+      const identity = await repository.link(userId, profile);
+      if (!identity) {
+        log.debug({ provider: profile.provider }, 'link refused: the ID token was used before');
+        throw refusal('link');
+      }
+      return identity;
+    },
+
+    /** The live session of a refresh token, for the per-session limit. */
+    sessionOfRefreshToken: (presented: string) => (isRefreshTokenShape(presented) ? repository.sessionOfRefreshToken(hashRefreshToken(presented)) : Promise.resolve(undefined)),
 
     async endSession(userId: string, sessionId: string): Promise<void> {
       const ended = await repository.endSession(userId, sessionId, 'ended_by_user');

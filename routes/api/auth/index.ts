@@ -57,7 +57,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   };
   const limits = app.config.sessions?.rateLimit ?? { perIp: 60, perSubject: 30 };
   const perIp = app.keyedLimit({ name: 'auth-ip', max: limits.perIp, windowMs: MINUTE_MS, what: 'sign-in attempts from this address' });
-  const perSubject = app.keyedLimit({ name: 'auth-subject', max: limits.perSubject, windowMs: MINUTE_MS, what: 'sign-in attempts for this account' });
+  const perSubject = app.keyedLimit({ name: 'auth-subject', max: limits.perSubject, windowMs: MINUTE_MS, what: 'attempts for this account or session' });
   // Stricter limits than the global one, counted before the body is read.
   const limitByIp = async (request: FastifyRequest) => perIp(request, request.ip);
 
@@ -72,16 +72,16 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Verifies the ID token (signature through the provider keys, issuer, audience = one of our client ids, expiry, nonce), ' +
           'finds the user linked to the provider account (creating one on first sign-in), opens a session and answers its tokens. ' +
-          'Every refusal is the same 401 `invalid_token`. Limited per address and per provider account.',
+          'Each ID token signs in once: a replay is refused. Every refusal is the same 401 `invalid_token`. Limited per address and per provider account.',
         operationId: 'signInMobile',
         body: Type.Ref(MobileSignInBody),
-        response: { 200: SessionTokensResponse, ...errorResponses(401) },
+        response: { 200: SessionTokensResponse, ...errorResponses(401, 404) },
       },
     },
     async (request, reply) => {
       const sessions = sessionsOf();
       const { provider, idToken, nonce } = request.body;
-      const profile = await sessions.verifyIdToken(provider, idToken, nonce);
+      const profile = await sessions.verifyIdToken(provider, idToken, nonce, 'sign-in');
       await perSubject(request, `${provider}:${profile.subject}`);
       const tokens = await sessions.signIn({ profile, userAgent: userAgentOf(request) });
       reply.headers(NO_STORE);
@@ -109,7 +109,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           operationId: 'refreshToken',
           consumes: ['application/json', 'application/x-www-form-urlencoded'],
           body: Type.Ref(TokenRequestBody),
-          response: { 200: Type.Ref(TokenResponse), 400: Type.Ref(OAuthErrorBody) },
+          response: { 200: Type.Ref(TokenResponse), 400: Type.Ref(OAuthErrorBody), ...errorResponses(404) },
         },
       },
       async (request, reply) => {
@@ -117,7 +117,9 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const { grant_type: grantType, refresh_token: refreshToken } = request.body;
         if (grantType !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'Only grant_type=refresh_token is supported.');
         if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required.');
-        await perSubject(request, `refresh:${hashRefreshToken(refreshToken)}`);
+        // Per session (a rotation issues a new token, so a per-token count would never add up).
+        const session = await sessions.sessionOfRefreshToken(refreshToken);
+        await perSubject(request, session ? `session:${session.sessionId}` : `refresh:${hashRefreshToken(refreshToken)}`);
         const tokens = await sessions.refresh(refreshToken);
         reply.headers(NO_STORE);
         return { access_token: tokens.accessToken, token_type: 'Bearer' as const, expires_in: tokens.expiresIn, refresh_token: tokens.refreshToken };
@@ -138,7 +140,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           operationId: 'revokeToken',
           consumes: ['application/json', 'application/x-www-form-urlencoded'],
           body: Type.Ref(RevokeRequestBody),
-          response: { 200: Type.Null({ description: 'Revoked, or nothing to revoke (empty body)' }), 400: Type.Ref(OAuthErrorBody) },
+          response: { 200: Type.Null({ description: 'Revoked, or nothing to revoke (empty body)' }), 400: Type.Ref(OAuthErrorBody), ...errorResponses(404) },
         },
       },
       async (request, reply) => {
@@ -167,7 +169,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'With a token of ours, its session ends: its refresh token stops working and its access tokens are refused at once on every instance. ' +
           "With an identity provider's token, that token is refused until it expires.",
         operationId: 'logout',
-        response: { 200: LogoutResponse },
+        response: { 200: LogoutResponse, ...errorResponses(404) },
       },
     },
     async (request) => {
@@ -185,7 +187,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Log out everywhere: end every session of yours',
         description: 'Every session of the caller ends at once, on every instance. Called with an identity provider\'s token, that token is refused too.',
         operationId: 'logoutAll',
-        response: { 200: LogoutResponse },
+        response: { 200: LogoutResponse, ...errorResponses(404) },
       },
     },
     async (request) => {
@@ -203,7 +205,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Your live sessions, most recently used first',
         description: 'Sessions neither ended nor expired (up to 200). `current` marks the session of the token making the call.',
         operationId: 'listSessions',
-        response: { 200: SessionListResponse },
+        response: { 200: SessionListResponse, ...errorResponses(404) },
       },
     },
     async (request) => {
@@ -241,7 +243,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'The provider accounts linked to you',
         description: 'Each provider account that signs in as you, with the email it last reported (profile data only).',
         operationId: 'listIdentities',
-        response: { 200: IdentityListResponse },
+        response: { 200: IdentityListResponse, ...errorResponses(404) },
       },
     },
     async (request) => ({ success: true as const, data: (await sessionsOf().identities(callerOf(request).id)).map(toIdentity) }),
@@ -256,16 +258,17 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Auth'],
         summary: 'Link another provider account to you',
         description:
-          'Verified like a sign-in. Afterwards either account signs in as you. 409 `identity_in_use` when the account is linked to another user.',
+          'Verified like a sign-in (each ID token is used once). Afterwards either account signs in as you. ' +
+          '400 `invalid_id_token` when the ID token does not verify; 409 `identity_in_use` when the account is linked to another user.',
         operationId: 'linkIdentity',
         body: Type.Ref(LinkIdentityBody),
-        response: { 201: IdentityResponse, ...errorResponses(409) },
+        response: { 201: IdentityResponse, ...errorResponses(404, 409) },
       },
     },
     async (request, reply) => {
       const sessions = sessionsOf();
       const { provider, idToken, nonce } = request.body;
-      const profile = await sessions.verifyIdToken(provider, idToken, nonce);
+      const profile = await sessions.verifyIdToken(provider, idToken, nonce, 'link');
       await perSubject(request, `${provider}:${profile.subject}`);
       const identity = await sessions.link(callerOf(request).id, profile);
       return reply.code(201).send({ success: true as const, data: toIdentity(identity) });

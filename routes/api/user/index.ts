@@ -66,7 +66,8 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Delete your account',
         description:
           'Every session ends at once (on every instance), linked provider accounts are unlinked, team roles removed and the profile anonymized. ' +
-          'Coins, purchases and pulls stay, under the anonymized user, for the books. The account can never sign in again. ' +
+          'Coins, purchases and pulls stay, under the anonymized user, for the books. Nobody can sign in to this account again; ' +
+          'the unlinked Apple or Google account may later sign up anew, as a new, empty user. ' +
           '409 `last_owner` while you are the last owner of a team.',
         operationId: 'deleteCurrentUser',
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404, 409) },

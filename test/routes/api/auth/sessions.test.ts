@@ -70,6 +70,18 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
     t.notOk(JSON.stringify(stored).includes(data.refreshToken), 'nowhere in clear');
   });
 
+  t.test('an ID token signs in once: a replay, even with its nonce, is refused', async (t) => {
+    const nonce = newNonce();
+    const idToken = providers.google.mint('g-replayed', nonce);
+    t.equal((await mobileSignIn(app, { provider: 'google', idToken, nonce })).statusCode, 200);
+    const replay = await mobileSignIn(app, { provider: 'google', idToken, nonce });
+    t.equal(replay.statusCode, 401);
+    t.equal(replay.json().error.message, 'The ID token could not be verified.', 'like any other refusal');
+    const copied = providers.google.mint('g-racing', nonce);
+    const racing = await Promise.all(Array.from({ length: 5 }, () => mobileSignIn(app, { provider: 'google', idToken: copied, nonce })));
+    t.equal(racing.filter((res) => res.statusCode === 200).length, 1, 'five copies of one token at once: one session');
+  });
+
   t.test('signing in again finds the same user and opens a second session', async (t) => {
     const again = await signInWith(app, providers.google, 'g-alice');
     t.equal(again.userId, first.userId);
@@ -270,6 +282,10 @@ t.test('linking a second provider; account deletion', async (t) => {
     t.equal(apple.created, false);
     const again = await post(app, '/api/auth/identities', google.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', nonce), nonce });
     t.equal(again.statusCode, 201, 'linking the same account again is harmless');
+    const forged = await post(app, '/api/auth/identities', google.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', 'another-nonce-value'), nonce });
+    t.equal(forged.statusCode, 400, 'an ID token that does not verify is a bad request, not a bad caller');
+    t.equal(forged.json().error.code, 'invalid_id_token');
+    t.notOk(forged.headers['www-authenticate'], 'no challenge: the caller\'s own token is fine');
     const other = await signInWith(app, providers.google, 'g-frank');
     const taken = await post(app, '/api/auth/identities', other.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', nonce), nonce });
     t.equal(taken.statusCode, 409);
