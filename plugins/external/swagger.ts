@@ -53,17 +53,18 @@ export default fp(async (fastify) => {
       tags: API_TAGS,
       components: {
         securitySchemes: {
-          cronSecret: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'The CRON_SECRET of the deployment, for an external scheduler calling the cron endpoints.',
-          },
+          // The scheme people need first: Swagger UI's Authorize dialog lists them in this order.
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
             description:
-              'A JWT (RFC 7519) from the identity provider, verified as RFC8725 (JSON Web Token Best Current Practices) advises: the algorithm pinned to the configured key (`alg: none` and HMAC with a public key refused), `exp` and `sub` required, `iss` and `aud` checked when configured. In development: `npm run token -- --sub alice [--admin]`.',
+              'A JWT (RFC 7519): an access token of ours (`POST /api/auth/mobile/token`, `POST /api/auth/token`), or one from the identity provider. Verified as RFC8725 (JSON Web Token Best Current Practices) advises: the verifier chosen by `iss`, the algorithm pinned to its keys (`alg: none` and HMAC with a public key refused), `exp` and `sub` required, `iss` and `aud` checked; logged-out tokens refused. In development: `npm run token -- --sub alice [--admin]`.',
+          },
+          cronSecret: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The CRON_SECRET of the deployment, for an external scheduler calling the cron endpoints.',
           },
         },
       },
