@@ -161,7 +161,8 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
     let client: pg.Client | undefined;
     let retry: NodeJS.Timeout | undefined;
     const connectListener = async (delayMs: number, reconnecting: boolean): Promise<void> => {
-      const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs, application_name: 'pack-service-listen' });
+      // keepAlive: a half-open connection (a silent network cut) is noticed instead of dropping notifications unseen.
+      const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs, application_name: 'pack-service-listen', keepAlive: true });
       const reconnect = (error?: Error) => {
         if (stopped || client !== next) return;
         log.warn({ err: error, channel }, 'LISTEN connection lost; reconnecting');

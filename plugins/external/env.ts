@@ -417,8 +417,11 @@ function resolveSessions(env: Env, devDefaults: boolean): SessionsConfig | null 
       `is required when sessions are on (AUTH_SESSIONS=false turns them off): a generated key is for development only (${DEV_DEFAULTS_RULE})`,
     );
   }
-  const issuer = env.PUBLIC_BASE_URL ?? (devDefaults ? env.DEV_BASE_URL : undefined);
+  const issuer = (env.PUBLIC_BASE_URL ?? (devDefaults ? env.DEV_BASE_URL : undefined))?.replace(/\/+$/, '');
   if (!issuer) throw new ConfigError('PUBLIC_BASE_URL', 'is required when sessions are on: it is the issuer (`iss`) of the access tokens');
+  if (env.AUTH_JWT_ISSUER && env.AUTH_JWT_ISSUER.replace(/\/+$/, '') === issuer) {
+    throw new ConfigError('AUTH_JWT_ISSUER', `names the service's own URL (${issuer}), which issues the session tokens: the two issuers must differ`);
+  }
   const accessTtlMs = parseDuration('AUTH_ACCESS_TTL', env.AUTH_ACCESS_TTL);
   const sessionTtlMs = parseDuration('AUTH_SESSION_TTL', env.AUTH_SESSION_TTL);
   if (sessionTtlMs < accessTtlMs) throw new ConfigError('AUTH_SESSION_TTL', 'must be at least AUTH_ACCESS_TTL');
@@ -428,7 +431,7 @@ function resolveSessions(env: Env, devDefaults: boolean): SessionsConfig | null 
   if (apple) providers.apple = apple;
   if (google) providers.google = google;
   return {
-    issuer: issuer.replace(/\/+$/, ''),
+    issuer,
     privateKeyPem: privateKeyPem?.trim().replace(/\\n/g, '\n'),
     previousKeyPem: env.AUTH_SESSION_PREVIOUS_KEY?.trim().replace(/\\n/g, '\n') || undefined,
     accessTtlMs,

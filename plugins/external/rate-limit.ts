@@ -45,7 +45,8 @@ export default fp(async (fastify) => {
   function callerKey(request: FastifyRequest): string | Promise<string> {
     if (!request.headers.authorization) return `ip:${request.ip}`;
     return fastify.verifyBearer(request).then(
-      (token) => `user:${token.sub}`,
+      // A logged-out token counts against its sender's address, not against the user it names.
+      (token) => (fastify.sessions?.isRevoked(token, request.headers.authorization?.slice('Bearer '.length) ?? '') ? `ip:${request.ip}` : `user:${token.sub}`),
       () => `ip:${request.ip}`,
     );
   }

@@ -53,50 +53,54 @@ export default fp(
       for (const entry of decodeEntries(payload)) revocations.add(entry);
     };
 
+    // Registered first: if the start fails below, whatever was opened is still closed.
+    const stops: (() => Promise<void>)[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    fastify.addHook('onClose', async () => {
+      clearInterval(timer);
+      await Promise.all(stops.map((stop) => stop()));
+    });
+
     // The bus: Redis when configured (the instances already share it), else PostgreSQL's NOTIFY.
     let broadcast = async (_entries: RevocationEntry[]) => {};
-    const stops: (() => Promise<void>)[] = [];
     if (fastify.config.redisUrl) {
       const { Redis } = await import('ioredis');
       const options = { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: true };
       const publisher = new Redis(fastify.config.redisUrl, { ...options, enableOfflineQueue: false });
       const subscriber = new Redis(fastify.config.redisUrl, options);
       for (const client of [publisher, subscriber]) client.on('error', (error) => fastify.log.warn({ err: error }, 'revocation bus (Redis) error'));
-      let subscribed = false;
+      stops.push(async () => {
+        await Promise.all([publisher, subscriber].map((client) => client.quit().catch(() => client.disconnect())));
+      });
+      let connectedBefore = false;
       subscriber.on('ready', () => {
-        // After a reconnect, messages may have been missed.
-        if (subscribed) void reloadQuietly();
-        subscribed = true;
+        // Subscribed on every connection (ioredis renews only subscriptions it saw confirmed, and
+        // one asked for while Redis was down never was); after a reconnect, messages may have been missed.
+        subscriber.subscribe(REVOCATION_CHANNEL).catch((error) => fastify.log.warn({ err: error }, 'could not subscribe to the revocation bus (Redis)'));
+        if (connectedBefore) void reloadQuietly();
+        connectedBefore = true;
       });
       subscriber.on('message', (_channel: string, payload: string) => apply(payload));
       await Promise.all([publisher.connect(), subscriber.connect()]).catch((error) =>
         fastify.log.warn({ err: error }, 'revocation bus (Redis) unreachable at start; other instances learn of logouts at the next resync'),
       );
-      await subscriber.subscribe(REVOCATION_CHANNEL).catch(() => {});
       broadcast = async (entries) => {
         await publisher.publish(REVOCATION_CHANNEL, encodeEntries(entries)).catch((error) =>
           fastify.log.warn({ err: error }, 'could not publish a revocation; other instances learn of it at the next resync'),
         );
       };
-      stops.push(async () => {
-        await Promise.all([publisher, subscriber].map((client) => client.quit().catch(() => client.disconnect())));
-      });
     } else {
       stops.push(await fastify.db.listen(REVOCATION_CHANNEL, apply, () => void reloadQuietly()));
     }
     await reload();
 
     let ticks = 0;
-    const timer = setInterval(() => {
+    timer = setInterval(() => {
       ticks += 1;
       void reloadQuietly();
       if (ticks % PURGE_EVERY === 0) repository.purge().catch((error) => fastify.log.warn({ err: error }, 'session purge failed'));
     }, RESYNC_INTERVAL_MS);
     timer.unref();
-    fastify.addHook('onClose', async () => {
-      clearInterval(timer);
-      await Promise.all(stops.map((stop) => stop()));
-    });
 
     fastify.decorate(
       'sessions',

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { createVerifier } from 'fast-jwt';
 import type { MobileProvider, ProviderConfig } from '../../external/env.js';
 import { CLOCK_TOLERANCE_MS, headerProblem, issuedInFuture } from '../../external/jwt.js';
 import { createJwksKeyResolver, JwksUnavailableError } from '../auth/jwks.js';
 import { cleanDisplayName, subjectProblem } from '../auth/rules.js';
 import type { ProviderProfile } from './repository.js';
-import { emailVerifiedClaim, nonceMatches } from './rules.js';
+import { emailVerifiedClaim, nonceMatches, signedPartHash } from './rules.js';
 
 /**
  * Verifies the ID tokens of Sign in with Apple and Google Sign-In: the signature through the
@@ -50,7 +49,9 @@ export async function createIdTokenVerifier(config: ProviderConfig, lookupInterv
     try {
       claims = (await verifier(idToken)) as Record<string, unknown>;
     } catch (error) {
-      if (error instanceof JwksUnavailableError) throw error;
+      // fast-jwt wraps what the key callback throws.
+      const cause = (error as { originalError?: unknown }).originalError ?? error;
+      if (cause instanceof JwksUnavailableError) throw cause;
       throw new IdTokenRejected((error as Error).message);
     }
     if (typeof claims.exp !== 'number') throw new IdTokenRejected('the expiry is not a number');
@@ -60,7 +61,7 @@ export async function createIdTokenVerifier(config: ProviderConfig, lookupInterv
     if (!nonceMatches(config.provider, claims.nonce, rawNonce)) throw new IdTokenRejected('the nonce is missing or does not match');
     return {
       provider: config.provider,
-      tokenHash: createHash('sha256').update(idToken).digest('base64url'),
+      tokenHash: signedPartHash(idToken),
       expiresAt: new Date(claims.exp * 1000 + CLOCK_TOLERANCE_MS),
       subject: claims.sub as string,
       email: typeof claims.email === 'string' ? claims.email.slice(0, 320) : null,

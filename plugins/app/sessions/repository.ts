@@ -4,7 +4,8 @@ import { identities, type IdentityRow, idTokenUses, refreshTokens, revokedTokens
 import type { SESSION_END_REASONS } from '../../../schemas/enums.js';
 import type { MobileProvider } from '../../external/env.js';
 import type { Database, DatabaseHandle } from '../db.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, UnauthorizedError } from '../errors.js';
+import { userExists } from '../users/repository.js';
 import { REFRESH_RETRY_GRACE_SECONDS, revocationKey } from './rules.js';
 import { encodeEntries, type RevocationEntry } from './revocations.js';
 
@@ -14,6 +15,8 @@ export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
 /** The channel on which every instance hears of revocations (when Redis is not configured). */
 export const REVOCATION_CHANNEL = 'pack_service_revocations';
+/** See `remembered`. */
+const REVOCATION_MARGIN_MS = 60_000;
 /** NOTIFY payloads are limited to 8000 bytes: revocations are sent in groups. */
 const ENTRIES_PER_NOTIFY = 80;
 
@@ -38,10 +41,15 @@ export const DELETED_DISPLAY_NAME = 'Deleted user';
 
 export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs: number; sessionTtlMs: number; clockToleranceMs: number }) {
   const sessionTtl = sql`${`${ttl.sessionTtlMs} milliseconds`}::interval`;
-  /** A session's access tokens live at most accessTtl (+ skew) after its end: so long is it remembered as revoked. */
+  /**
+   * A session's access tokens live at most accessTtl (+ skew) after its end: so long is it
+   * remembered as revoked, plus a margin for a token signed while the logout committed and for
+   * instance clocks a little ahead of the database's.
+   */
+  const remembered = ttl.accessTtlMs + ttl.clockToleranceMs + REVOCATION_MARGIN_MS;
   const sessionEntry = (id: string, revokedAt: Date): RevocationEntry => ({
     key: revocationKey.session(id),
-    until: revokedAt.getTime() + ttl.accessTtlMs + ttl.clockToleranceMs,
+    until: revokedAt.getTime() + remembered,
   });
 
   async function notify(tx: Database, entries: RevocationEntry[]): Promise<void> {
@@ -133,6 +141,8 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
     link(userId: string, profile: ProviderProfile): Promise<IdentityRow | undefined> {
       return db.transaction(async (tx) => {
         if (!(await useIdToken(tx, profile))) return undefined;
+        // As in signIn: an account deletion running now is seen, or waits for this link (and then removes it).
+        if (!(await userExists(tx, userId, { active: true }))) throw new UnauthorizedError('invalid_token', 'The token is not valid.');
         const [inserted] = await tx
           .insert(identities)
           .values({ provider: profile.provider, providerSubject: profile.subject, userId, email: profile.email, emailVerified: profile.emailVerified })
@@ -182,6 +192,8 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
             sessionId: refreshTokens.sessionId,
             sealed: refreshTokens.successorSealed,
             withinGrace: sql<boolean>`${refreshTokens.usedAt} > clock_timestamp() - ${`${REFRESH_RETRY_GRACE_SECONDS} seconds`}::interval`,
+            // A real client never retries a token once it has used the successor.
+            successorUsed: sql<boolean>`exists (select 1 from ${refreshTokens} successor where successor.token_hash = ${refreshTokens.successorHash} and successor.used_at is not null)`,
             userId: sessions.userId,
             live: sql<boolean>`${sessions.revokedAt} is null and ${sessions.expiresAt} > now()`,
           })
@@ -189,7 +201,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
           .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
           .where(eq(refreshTokens.tokenHash, presentedHash));
         if (!used?.live) return { kind: 'invalid' as const };
-        if (used.withinGrace && used.sealed) return { kind: 'retry' as const, sessionId: used.sessionId, userId: used.userId, sealed: used.sealed };
+        if (used.withinGrace && !used.successorUsed && used.sealed) return { kind: 'retry' as const, sessionId: used.sessionId, userId: used.userId, sealed: used.sealed };
         const revoked = await revokeWhere(tx, eq(sessions.id, used.sessionId), 'refresh_reuse');
         return { kind: 'reuse' as const, sessionId: used.sessionId, userId: used.userId, revoked };
       }).catch((error) => {
@@ -210,7 +222,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
 
     /** Ends one session of the user; an unknown, foreign or ended session ends nothing. */
     endSession(userId: string, sessionId: string, reason: SessionEndReason): Promise<RevocationEntry[]> {
-      return db.transaction((tx) => revokeWhere(tx, and(eq(sessions.id, sessionId), eq(sessions.userId, userId)), reason));
+      return db.transaction((tx) => revokeWhere(tx, and(eq(sessions.id, sessionId), eq(sessions.userId, userId), gt(sessions.expiresAt, sql`now()`)), reason));
     },
 
     endAllSessions(userId: string, reason: SessionEndReason): Promise<RevocationEntry[]> {
@@ -251,7 +263,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
 
     /** Every revocation a token still valid could meet: what an instance loads at start and after a gap. */
     async activeRevocations(): Promise<RevocationEntry[]> {
-      const window = sql`${`${ttl.accessTtlMs + ttl.clockToleranceMs} milliseconds`}::interval`;
+      const window = sql`${`${remembered} milliseconds`}::interval`;
       const [ended, external] = await Promise.all([
         db.orm
           .select({ id: sessions.id, revokedAt: sessions.revokedAt })
@@ -303,7 +315,9 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
         await tx.delete(teamAdmins).where(eq(teamAdmins.userId, userId));
         await tx.delete(identities).where(eq(identities.userId, userId));
         await tx.update(users).set({ displayName: DELETED_DISPLAY_NAME, role: 'user', deletedAt: sql`now()` }).where(eq(users.id, userId));
-        return revokeWhere(tx, eq(sessions.userId, userId), 'account_deleted');
+        const ended = await revokeWhere(tx, eq(sessions.userId, userId), 'account_deleted');
+        await tx.update(sessions).set({ userAgent: null }).where(eq(sessions.userId, userId));
+        return ended;
       });
     },
   };

@@ -82,7 +82,7 @@ export function createTeamsService(db: DatabaseHandle) {
       authorize(principal, 'team:create', { teamId: null }, forbidden);
       const ownerId = body.ownerUserId ?? principal.id;
       return db.transaction(async (tx) => {
-        if (!(await userExists(tx, ownerId))) throw userNotFound();
+        if (!(await userExists(tx, ownerId, { active: true }))) throw userNotFound();
         const now = new Date();
         const values = { id: randomUUID(), name: body.name.trim(), createdAt: now };
         const base = body.slug ?? slugify(body.name);
@@ -129,7 +129,7 @@ export function createTeamsService(db: DatabaseHandle) {
             [{ path: '/userId', message: `already has the role ${existing.role}` }],
           );
         }
-        if (!(await userExists(tx, body.userId))) throw userNotFound();
+        if (!(await userExists(tx, body.userId, { active: true }))) throw userNotFound();
         const member = toTeamAdmin(await insertMember(tx, { teamId, userId: body.userId, role, createdAt: now, addedBy: principal.id }));
         return { result: { created: true, member }, audit: { action: 'team.member.add', targetId: body.userId, before: null, after: member } };
       });

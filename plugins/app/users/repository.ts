@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { teamAdmins, type UserRow, users } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
 import type { Database } from '../db.js';
@@ -12,9 +12,14 @@ export async function insertUser(tx: Database, row: typeof users.$inferInsert): 
   await tx.insert(users).values(row).onConflictDoNothing();
 }
 
-export async function userExists(tx: Database, userId: string): Promise<boolean> {
-  const [row] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId));
-  return row !== undefined;
+/**
+ * Whether the user exists. `active` also refuses a deleted account, holding the row (shared) so
+ * that an account deletion running at the same moment is seen, or waits for the caller's change.
+ */
+export async function userExists(tx: Database, userId: string, options: { active?: boolean } = {}): Promise<boolean> {
+  const query = tx.select({ id: users.id, deletedAt: users.deletedAt }).from(users).where(eq(users.id, userId));
+  const [row] = options.active ? await query.for('share') : await query;
+  return row !== undefined && !(options.active && row.deletedAt);
 }
 
 export const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
@@ -32,7 +37,8 @@ export function createUsersRepository(db: Database) {
     },
 
     async updateDisplayName(id: string, displayName: string): Promise<UserRow | undefined> {
-      const [updated] = await db.update(users).set({ displayName }).where(eq(users.id, id)).returning();
+      // A deleted account keeps its anonymous name, whatever request was still in flight.
+      const [updated] = await db.update(users).set({ displayName }).where(and(eq(users.id, id), isNull(users.deletedAt))).returning();
       return updated;
     },
 

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { IdentityRow, SessionRow } from '../../../db/schema.js';
 import { bearerTokenOf, callerOf } from '../../../plugins/app/auth.js';
-import { NotFoundError, OAuthError } from '../../../plugins/app/errors.js';
+import { NotFoundError, OAuthError, UnauthorizedError } from '../../../plugins/app/errors.js';
 import { hashRefreshToken } from '../../../plugins/app/sessions/rules.js';
 import type { SessionsService } from '../../../plugins/app/sessions/service.js';
 import {
@@ -147,7 +147,11 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const sessions = sessionsOf();
         const { token } = request.body;
         if (token.includes('.')) {
-          const verified = await app.verifyToken(request, token).catch(() => undefined);
+          // RFC 7009: an invalid token is not an error; an outage (503) is.
+          const verified = await app.verifyToken(request, token).catch((error) => {
+            if (error instanceof UnauthorizedError) return undefined;
+            throw error;
+          });
           if (verified) await sessions.revokeAccessToken(verified, token);
         } else {
           await sessions.revokeRefreshToken(token);
