@@ -545,3 +545,25 @@ t.test('server.ts prints the configuration error and exits 1', async (t) => {
   t.notMatch(badPort.stderr + noKey.stderr, /at .*\.ts:\d+/, 'a message, not a stack trace');
   t.notOk(existsSync(dataDir), 'no database was created');
 });
+
+t.test('sessions of our own: when they are on, and what they need', async (t) => {
+  const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const prod = { NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(40) };
+  t.ok(loadConfig({}).sessions, 'development: on, with a generated key');
+  t.equal(loadConfig({}).sessions?.issuer, 'http://localhost:3000', 'the dev issuer is DEV_BASE_URL');
+  t.equal(loadConfig(prod).sessions, null, 'production without a key: off, as before');
+  t.equal(loadConfig({ AUTH_SESSIONS: 'false' }).sessions, null, 'development can turn them off');
+  t.throws(() => loadConfig({ ...prod, AUTH_SESSIONS: 'true' }), { message: /AUTH_SESSION_PRIVATE_KEY is required when sessions are on/ });
+  t.throws(() => loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key }), { message: /PUBLIC_BASE_URL is required when sessions are on/ });
+  const on = loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key, PUBLIC_BASE_URL: 'https://api.example.com/' });
+  t.equal(on.sessions?.issuer, 'https://api.example.com', 'the issuer without a trailing slash');
+  t.match(on.sessions, { accessTtlMs: 600_000, sessionTtlMs: 60 * 86_400_000, providers: {}, rateLimit: { perIp: 60, perSubject: 30 } });
+  t.throws(() => loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key, PUBLIC_BASE_URL: 'https://api.example.com', AUTH_JWT_ISSUER: 'https://api.example.com/' }), {
+    message: /AUTH_JWT_ISSUER names the service's own URL/,
+  });
+  t.throws(() => loadConfig({ AUTH_ACCESS_TTL: '1 hour', AUTH_SESSION_TTL: '10 minutes' }), { message: /AUTH_SESSION_TTL must be at least AUTH_ACCESS_TTL/ });
+  const google = loadConfig({ AUTH_GOOGLE_CLIENT_IDS: 'web.apps.googleusercontent.com, ios.apps.googleusercontent.com' }).sessions?.providers.google;
+  t.same(google?.clientIds, ['web.apps.googleusercontent.com', 'ios.apps.googleusercontent.com']);
+  t.same(google?.issuers, ['https://accounts.google.com', 'accounts.google.com'], "Google's two spellings of its issuer");
+  t.equal(loadConfig({}).sessions?.providers.apple, undefined, 'a provider without client ids is off');
+});
