@@ -40,6 +40,8 @@ const invalidGrant = () => new OAuthError('invalid_grant', 'The refresh token is
 
 export function createSessionsService(deps: SessionsDependencies) {
   const { config, repository, revocations, log } = deps;
+  // Keyed by the verified token, which lives as long as its request.
+  const answered = new WeakMap<VerifiedToken, boolean>();
 
   function accessToken(userId: string, sessionId: string): string {
     return deps.sign({ sub: userId, sid: sessionId, jti: randomUUID() });
@@ -187,11 +189,20 @@ export function createSessionsService(deps: SessionsDependencies) {
       if (token.issuer === 'external') await this.revokeAccessToken(token, rawToken);
     },
 
-    /** Whether a verified token was logged out: its session, or itself by `jti` or hash. */
+    /**
+     * Whether a verified token was logged out: its session, or itself by `jti` or hash. Asked twice
+     * a request (the rate limit's key, then authentication) about one verified token: answered once.
+     */
     isRevoked(token: VerifiedToken, rawToken: string): boolean {
-      if (token.sid && revocations.has(revocationKey.session(token.sid))) return true;
-      if (token.jti && revocations.has(revocationKey.jti(token.claims.iss, token.jti))) return true;
-      return revocations.holdsHashes && revocations.has(revocationKey.tokenHash(rawToken));
+      let revoked = answered.get(token);
+      if (revoked === undefined) {
+        revoked =
+          (token.sid !== undefined && revocations.has(revocationKey.session(token.sid))) ||
+          (token.jti !== undefined && revocations.has(revocationKey.jti(token.claims.iss, token.jti))) ||
+          (revocations.holdsHashes && revocations.has(revocationKey.tokenHash(rawToken)));
+        answered.set(token, revoked);
+      }
+      return revoked;
     },
   };
 }
