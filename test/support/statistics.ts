@@ -6,11 +6,14 @@ export function chiSquare(observed: readonly number[], expected: readonly number
   }, 0);
 }
 
+/** The standard normal's quantiles for the levels the tests use. */
+const NORMAL_QUANTILE = { 0.001: 3.090232, 0.000001: 4.753424 } as const;
+
 /**
- * The chi-square value a fair sample exceeds with probability 0.001, for `df` degrees of freedom
- * (Wilson–Hilferty's approximation, within 2% of the tables for df >= 3).
+ * The chi-square value a fair sample exceeds with probability `level` (0.001 by default), for `df`
+ * degrees of freedom (Wilson–Hilferty's approximation, within 2% of the tables for df >= 3).
  */
-export function chiSquareCritical(df: number): number {
-  const z = 3.090232; // the standard normal's 0.999 quantile
+export function chiSquareCritical(df: number, level: keyof typeof NORMAL_QUANTILE = 0.001): number {
+  const z = NORMAL_QUANTILE[level];
   return df * (1 - 2 / (9 * df) + z * Math.sqrt(2 / (9 * df))) ** 3;
 }
