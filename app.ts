@@ -18,6 +18,7 @@ import idempotencyPlugin from './plugins/app/idempotency/index.js';
 import jobsPlugin from './plugins/app/jobs/index.js';
 import purchasesPlugin from './plugins/app/purchases/index.js';
 import walletsPlugin from './plugins/app/wallets/index.js';
+import productsPlugin from './plugins/app/products/index.js';
 import errorsPlugin, {
   clientErrorHandler,
   frameworkErrors,
@@ -245,6 +246,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(teamsPlugin);
     await app.register(catalogPlugin);
     await app.register(walletsPlugin);
+    await app.register(productsPlugin);
     await app.register(purchasesPlugin);
     await app.register(idempotencyPlugin);
     await app.register(jobsPlugin);

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
@@ -427,6 +427,54 @@ export const idempotencyKeys = pgTable(
   },
   (table) => [primaryKey({ columns: [table.userId, table.route, table.key] }), index('idempotency_keys_created_idx').on(table.createdAt)],
 );
+
+/** A coin bundle fans buy with money; its prices say what it costs in each currency. */
+export const products = pgTable(
+  'products',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    description: text('description'),
+    coins: integer('coins').notNull(),
+    bonusCoins: integer('bonus_coins').notNull().default(0),
+    active: boolean('active').notNull().default(true),
+    sortOrder: integer('sort_order').notNull().default(0),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (table) => [
+    check('products_coins_check', sql`${table.coins} > 0 and ${table.bonusCoins} >= 0`),
+    index('products_listing_idx').on(table.sortOrder, table.id).where(sql`${table.active}`),
+  ],
+);
+
+/**
+ * What a product costs in one currency. Amount and currency never change (a new price replaces
+ * an old one) and prices are never deleted: orders keep pointing at the price they were made at.
+ */
+export const prices = pgTable(
+  'prices',
+  {
+    id: text('id').primaryKey(),
+    productId: text('product_id')
+      .notNull()
+      .references(() => products.id),
+    currency: text('currency').notNull(),
+    unitAmount: integer('unit_amount').notNull(),
+    active: boolean('active').notNull().default(true),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    check('prices_currency_check', sql`${table.currency} ~ '^[a-z]{3}$'`),
+    check('prices_amount_check', sql`${table.unitAmount} > 0`),
+    // At most one active price per product and currency.
+    uniqueIndex('prices_one_active_idx').on(table.productId, table.currency).where(sql`${table.active}`),
+    index('prices_product_idx').on(table.productId),
+  ],
+);
+
+export type ProductRow = typeof products.$inferSelect;
+export type PriceRow = typeof prices.$inferSelect;
 
 /** A provider account (Sign in with Apple, Google) linked to a user. */
 export const identities = pgTable(

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { AuditEntry } from './audit.js';
+import { CreatePriceBody, CreateProductBody, Price, Product, UpdatePriceBody, UpdateProductBody } from './products.js';
 import {
   Identity,
   Jwks,
@@ -54,6 +55,12 @@ import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
  * (The error envelope's are registered by the errors plugin, which every route's errors use.)
  */
 export const SHARED_SCHEMAS: TSchema[] = [
+  Price,
+  Product,
+  CreateProductBody,
+  UpdateProductBody,
+  CreatePriceBody,
+  UpdatePriceBody,
   MobileProvider,
   MobileSignInBody,
   LinkIdentityBody,

@@ -17,7 +17,7 @@ export const API_TAGS = [
   { name: 'Wallets', description: 'Coin balances and their ledger' },
   { name: 'Checkout', description: 'Checkout' },
   { name: 'Dashboard', description: 'Dashboards' },
-  { name: 'Products', description: 'Products' },
+  { name: 'Products', description: 'Coin bundles and their prices' },
   { name: 'Cron', description: 'Scheduled jobs, callable by the scheduler' },
   { name: 'Webhooks', description: 'Incoming webhooks' },
   { name: 'Misc', description: 'Health and readiness' },

@@ -6,7 +6,10 @@ import adminPackRoutes from './admin/packs/index.js';
 import adminTeamRoutes from './admin/teams/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import adminWalletRoutes from './admin/wallets/index.js';
+import adminPriceRoutes from './admin/prices/index.js';
+import adminProductRoutes from './admin/products/index.js';
 import cronRoutes from './cron/index.js';
+import productRoutes from './products/index.js';
 import healthRoutes from './health/index.js';
 import lockerRoomRoutes from './locker-room/index.js';
 import publicPackRoutes from './packs/index.js';
@@ -31,5 +34,8 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(walletRoutes, { prefix: '/wallet' });
   await app.register(adminWalletRoutes, { prefix: '/admin/wallets' });
   await app.register(lockerRoomRoutes, { prefix: '/locker-room' });
+  await app.register(productRoutes, { prefix: '/products' });
+  await app.register(adminProductRoutes, { prefix: '/admin/products' });
+  await app.register(adminPriceRoutes, { prefix: '/admin/prices' });
   await app.register(cronRoutes, { prefix: '/cron' });
 }

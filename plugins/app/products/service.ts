@@ -1,0 +1,103 @@
+import type { PriceRow, ProductRow } from '../../../db/schema.js';
+import type { CreatePriceBody, CreateProductBody, Price, Product, UpdateProductBody } from '../../../schemas/products.js';
+import type { DatabaseHandle } from '../db.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import * as repository from './repository.js';
+import { bundleCoins } from './rules.js';
+
+const productNotFound = () => new NotFoundError('product_not_found', 'No product with this id.');
+const priceNotFound = () => new NotFoundError('price_not_found', 'No price with this id.');
+
+export function toPrice(row: PriceRow): Price {
+  return {
+    id: row.id,
+    productId: row.productId,
+    currency: row.currency,
+    unitAmount: row.unitAmount,
+    active: row.active,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+function toProduct(row: ProductRow & { prices: PriceRow[] }): Product {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    coins: row.coins,
+    bonusCoins: row.bonusCoins,
+    active: row.active,
+    sortOrder: row.sortOrder,
+    prices: row.prices.map(toPrice),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Coin bundles and their prices: what fans can buy coins with. */
+export function createProductsService(db: DatabaseHandle) {
+  return {
+    /** The public list: active bundles with at least one active price, and only those prices. */
+    async onSale(): Promise<Product[]> {
+      return (await repository.listOnSale(db.orm)).map(toProduct);
+    },
+
+    async all(): Promise<Product[]> {
+      return (await repository.listAll(db.orm)).map(toProduct);
+    },
+
+    async get(id: string): Promise<Product> {
+      const row = await repository.findProduct(db.orm, id);
+      if (!row) throw productNotFound();
+      return toProduct(await repository.productWithPrices(db.orm, row));
+    },
+
+    create(body: CreateProductBody): Promise<Product> {
+      bundleCoins(body.coins, body.bonusCoins ?? 0);
+      return db.transaction(async (tx) => toProduct({ ...(await repository.insertProduct(tx, body)), prices: [] }));
+    },
+
+    /** Orders already made keep the coins they were made for (their own snapshot). */
+    update(id: string, changes: UpdateProductBody): Promise<Product> {
+      return db.transaction(async (tx) => {
+        const current = await repository.findProduct(tx, id, { lock: true });
+        if (!current) throw productNotFound();
+        bundleCoins(changes.coins ?? current.coins, changes.bonusCoins ?? current.bonusCoins);
+        return toProduct(await repository.productWithPrices(tx, await repository.updateProduct(tx, id, changes)));
+      });
+    },
+
+    /**
+     * A new price, active at once. An active price of the product in the same currency is
+     * replaced: it turns inactive in the same transaction (changing what a bundle costs is making
+     * a new price). The product's row lock orders concurrent price changes.
+     */
+    addPrice(productId: string, body: CreatePriceBody): Promise<{ price: Price; replaced: Price | null }> {
+      return db.transaction(async (tx) => {
+        if (!(await repository.findProduct(tx, productId, { lock: true }))) throw productNotFound();
+        const previous = await repository.activePriceFor(tx, productId, body.currency);
+        const replaced = previous ? await repository.setPriceActive(tx, previous.id, false) : null;
+        const price = await repository.insertPrice(tx, productId, body);
+        return { price: toPrice(price), replaced: replaced ? toPrice(replaced) : null };
+      });
+    },
+
+    /** `active` is a price's only editable field; a second active price in one currency is refused. */
+    setPriceActive(priceId: string, active: boolean): Promise<Price> {
+      return db.transaction(async (tx) => {
+        const price = await repository.findPrice(tx, priceId);
+        if (!price) throw priceNotFound();
+        await repository.findProduct(tx, price.productId, { lock: true });
+        if (active && (await repository.activePriceFor(tx, price.productId, price.currency, price.id))) {
+          throw new ConflictError(
+            'active_price_exists',
+            `This product already has an active ${price.currency} price: deactivate it first, or create a new price (which replaces it).`,
+          );
+        }
+        return toPrice(await repository.setPriceActive(tx, priceId, active));
+      });
+    },
+  };
+}
+
+export type ProductsService = ReturnType<typeof createProductsService>;
