@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
+import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
@@ -426,6 +426,38 @@ export const idempotencyKeys = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (table) => [primaryKey({ columns: [table.userId, table.route, table.key] }), index('idempotency_keys_created_idx').on(table.createdAt)],
+);
+
+/**
+ * Who runs a job now: one run of a job at a time across every instance. A lease, not a lock held
+ * by a connection: a run spans many short transactions, and a holder that died frees it when the
+ * lease expires.
+ */
+export const jobLeases = pgTable('job_leases', {
+  job: text('job', { enum: CRON_JOBS }).primaryKey(),
+  runId: text('run_id').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+});
+
+/** Every run of a job: when, what it did, and how it ended. */
+export const jobRuns = pgTable(
+  'job_runs',
+  {
+    id: text('id').primaryKey(),
+    job: text('job', { enum: CRON_JOBS }).notNull(),
+    trigger: text('trigger', { enum: ['schedule', 'request'] }).notNull(),
+    startedAt: ts('started_at').notNull().defaultNow(),
+    finishedAt: ts('finished_at'),
+    processed: integer('processed'),
+    outcome: text('outcome', { enum: JOB_OUTCOMES }),
+    error: text('error'),
+  },
+  (table) => [
+    check('job_runs_job_check', sql`${table.job} in (${sql.raw(sqlValues(CRON_JOBS))})`),
+    check('job_runs_outcome_check', sql`${table.outcome} in (${sql.raw(sqlValues(JOB_OUTCOMES))})`),
+    check('job_runs_finished_check', sql`(${table.finishedAt} is null) = (${table.outcome} is null)`),
+    index('job_runs_job_idx').on(table.job, table.startedAt),
+  ],
 );
 
 /** A coin bundle fans buy with money; its prices say what it costs in each currency. */

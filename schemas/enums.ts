@@ -68,3 +68,13 @@ export const MobileProvider = StringEnum(MOBILE_PROVIDERS, {
 
 /** Why a session ended. */
 export const SESSION_END_REASONS = ['logout', 'logout_all', 'revoked', 'ended_by_user', 'refresh_reuse', 'account_deleted'] as const;
+
+/** Jobs run on a schedule in-process and by `POST /api/cron/{job}`. */
+export const CRON_JOBS = ['expire-purchases'] as const;
+
+export const CronJob = StringEnum(CRON_JOBS, {
+  $id: 'CronJob',
+  description: '`expire-purchases`: mark pending purchases past their time as expired, and forget idempotency records past their retention',
+});
+
+export const JOB_OUTCOMES = ['ok', 'failed'] as const;

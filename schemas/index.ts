@@ -15,7 +15,8 @@ import {
   TokenResponse,
 } from './auth.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
-import { LedgerKind, MobileProvider, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
+import { JobResult } from './jobs.js';
+import { CronJob, LedgerKind, MobileProvider, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
 import {
   AddCollectibleAction,
   AdminPack,
@@ -55,6 +56,8 @@ import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
  * (The error envelope's are registered by the errors plugin, which every route's errors use.)
  */
 export const SHARED_SCHEMAS: TSchema[] = [
+  CronJob,
+  JobResult,
   Price,
   Product,
   CreateProductBody,

@@ -158,4 +158,4 @@ export const PullPage = Page(Type.Ref(Pull));
 export const PullQuery = PageQuery({ rarity: Type.Optional(Type.Ref(Rarity)), teamId: Type.Optional(Id) });
 export type PullQuery = Static<typeof PullQuery>;
 export const UserPackParams = Type.Object({ userPackId: Id }, { additionalProperties: false });
-export const ExpireResult = Type.Object({ expired: Int({ description: 'Purchases marked expired by this run' }) }, { additionalProperties: false });
+

@@ -1,21 +1,33 @@
+import type { CRON_JOBS } from '../../../schemas/enums.js';
+import { ConflictError } from '../errors.js';
 import fp from 'fastify-plugin';
 import { deleteExpiredResponses } from '../idempotency/repository.js';
 import { IDEMPOTENCY_RETENTION_MS } from '../idempotency/index.js';
 import { expirePurchases } from '../purchases/repository.js';
+import { type JobName, recordEnd, recordStart, releaseLease, takeLease } from './repository.js';
 
 /** Rows one run touches per batch: a run never holds many locks or runs one long statement. */
 const BATCH = 500;
 /** Batches per run: a backlog larger than this is finished by the next run. */
 const MAX_BATCHES = 20;
 const INTERVAL_MS = 60_000;
+/** A run holds its job's lease this long at most: a holder that died frees the job by then. */
+const LEASE_MS = 5 * 60_000;
+
+export interface JobResult {
+  job: JobName;
+  /** Rows the run changed. */
+  processed: number;
+  /** `expire-purchases`: the purchases marked expired (the same as `processed`). */
+  expired?: number;
+}
 
 export interface Jobs {
   /**
-   * Marks pending purchases past their expiry as expired (their packs already counted as free)
-   * and forgets idempotency responses past their retention. Safe when several instances run it at
-   * once: rows another run holds are skipped.
+   * Runs a job now, unless a run of it is under way on any instance (409 `job_running`). Every
+   * run is recorded in `job_runs` with its outcome; a failed run answers its error.
    */
-  expirePurchases(): Promise<{ expired: number }>;
+  run(job: JobName, trigger: 'schedule' | 'request'): Promise<JobResult>;
 }
 
 declare module 'fastify' {
@@ -24,21 +36,48 @@ declare module 'fastify' {
   }
 }
 
-/** Scheduled jobs, run every minute in-process (unless CRON_INTERNAL=false) and by POST /api/cron/*. */
+type JobWork = () => Promise<Omit<JobResult, 'job'>>;
+
+/** Scheduled jobs, run every minute in-process (unless CRON_INTERNAL=false) and by POST /api/cron/{job}. */
 export default fp(
   async (fastify) => {
-    const jobs: Jobs = {
-      async expirePurchases() {
+    const db = fastify.db.orm;
+    const work: Record<(typeof CRON_JOBS)[number], JobWork> = {
+      /**
+       * Marks pending purchases past their expiry as expired (their packs already counted as free)
+       * and forgets idempotency responses past their retention, in bounded batches.
+       */
+      'expire-purchases': async () => {
         let expired = 0;
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          const count = await expirePurchases(fastify.db.orm, BATCH);
+          const count = await expirePurchases(db, BATCH);
           expired += count;
           if (count < BATCH) break;
         }
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          if ((await deleteExpiredResponses(fastify.db.orm, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS), BATCH)) < BATCH) break;
+          if ((await deleteExpiredResponses(db, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS), BATCH)) < BATCH) break;
         }
-        return { expired };
+        return { processed: expired, expired };
+      },
+    };
+
+    const jobs: Jobs = {
+      async run(job, trigger) {
+        const runId = await takeLease(db, job, LEASE_MS);
+        if (!runId) throw new ConflictError('job_running', `A run of ${job} is under way on this or another instance; try again when it ends.`);
+        try {
+          await recordStart(db, runId, job, trigger);
+          try {
+            const result = await work[job]();
+            await recordEnd(db, runId, result);
+            return { job, ...result };
+          } catch (error) {
+            await recordEnd(db, runId, { error: (error as Error).message ?? String(error) }).catch(() => {});
+            throw error;
+          }
+        } finally {
+          await releaseLease(db, job, runId).catch((error) => fastify.log.warn({ err: error, job }, 'could not release a job lease; it expires by itself'));
+        }
       },
     };
     fastify.decorate('jobs', jobs);
@@ -47,13 +86,19 @@ export default fp(
       let running: Promise<unknown> | undefined;
       const timer = setInterval(() => {
         if (running) return;
-        running = jobs
-          .expirePurchases()
-          .then(({ expired }) => expired > 0 && fastify.log.info({ expired }, 'expired purchases'))
-          .catch((error) => fastify.log.warn({ err: error }, 'the purchase expiry job failed; the next run retries'))
-          .finally(() => {
-            running = undefined;
-          });
+        running = Promise.all(
+          (Object.keys(work) as JobName[]).map((job) =>
+            jobs
+              .run(job, 'schedule')
+              .then(({ processed }) => processed > 0 && fastify.log.info({ job, processed }, 'job run'))
+              .catch((error) => {
+                // Another instance running it is the lease doing its work, not a failure.
+                if ((error as { code?: string }).code !== 'job_running') fastify.log.warn({ err: error, job }, 'a job run failed; the next run retries');
+              }),
+          ),
+        ).finally(() => {
+          running = undefined;
+        });
       }, INTERVAL_MS);
       timer.unref();
       fastify.addHook('preClose', async () => {

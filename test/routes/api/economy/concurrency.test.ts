@@ -315,9 +315,9 @@ t.test('expired reservations free their pack without a job; the cron endpoint ma
   t.same(await purchaseStatuses(app, pack.id), { pending: 4 }, 'refused cron calls changed nothing');
   const run = await cron({ authorization: `Bearer ${cronSecret}` });
   t.equal(run.statusCode, 200);
-  t.same(run.json(), { success: true, data: { expired: 4 } }, 'the job marks the 4 expired purchases');
+  t.same(run.json(), { success: true, data: { job: 'expire-purchases', processed: 4, expired: 4 } }, 'the job marks the 4 expired purchases');
   t.same(await purchaseStatuses(app, pack.id), { expired: 4 });
-  t.same((await cron({ authorization: `Bearer ${cronSecret}` })).json().data, { expired: 0 }, 'a second run finds none');
+  t.same((await cron({ authorization: `Bearer ${cronSecret}` })).json().data, { job: 'expire-purchases', processed: 0, expired: 0 }, 'a second run finds none');
   const afterJob = await completePurchase(app, f0, pack.id, { purchaseId: first[0]?.json().data.id });
   t.same([afterJob.statusCode, errorCode(afterJob)], [409, 'purchase_expired'], 'still purchase_expired once marked');
   t.equal((await salesOf(app, pack.id)).available, 2);
