@@ -16,7 +16,7 @@ const LEASE_MS = 5 * 60_000;
 
 export interface JobResult {
   job: JobName;
-  /** Rows the run changed. */
+  /** What the run did: for `expire-purchases`, the purchases it expired. */
   processed: number;
   /** `expire-purchases`: the purchases marked expired (the same as `processed`). */
   expired?: number;

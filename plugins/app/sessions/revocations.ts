@@ -26,7 +26,7 @@ export class RevocationList {
     return until !== undefined && until > now;
   }
 
-  /** Whether any whole-token hash is listed: without one, external tokens need not be hashed. */
+  /** Whether any token hash is listed: without one, tokens without `jti` need not be hashed. */
   get holdsHashes(): boolean {
     return this.hashes > 0;
   }

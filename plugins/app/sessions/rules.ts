@@ -73,7 +73,7 @@ export function emailVerifiedClaim(value: unknown): boolean | null {
 
 /**
  * How a logged-out token is known on every instance: our own access tokens by their session, an
- * external-provider token by its issuer and `jti`, or by the hash of the whole token without one.
+ * access token by (a hash of) its issuer and `jti`, or without one by the hash of its signed part.
  */
 export const revocationKey = {
   session: (sessionId: string) => `sid:${sessionId}`,
