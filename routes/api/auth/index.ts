@@ -226,7 +226,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Auth'],
         summary: 'End one of your sessions (a lost phone)',
-        description: 'Its refresh token stops working and its access tokens are refused at once. 404 `session_not_found` for a session that is not yours or already ended.',
+        description: 'Its refresh token stops working and its access tokens are refused at once. 404 `session_not_found` for a session that is not yours, already ended, or expired.',
         operationId: 'endSession',
         params: SessionParams,
         response: { 204: Type.Null({ description: 'Ended' }), ...errorResponses(404) },
