@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
+import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, USER_ORIGINS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
@@ -18,8 +18,14 @@ export const users = pgTable(
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     /** Set when the account was deleted: the row stays (money-like records point at it), anonymized, and never signs in again. */
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    /**
+     * `mobile`: created by mobile sign-in, its id one of ours; an external provider's token naming
+     * it is refused, so the two id spaces never meet. `external`: a subject of the provider.
+     */
+    origin: text('origin', { enum: USER_ORIGINS }).notNull().default('external'),
   },
   (table) => [
+    check('users_origin_check', sql`${table.origin} in (${sql.raw(sqlValues(USER_ORIGINS))})`),
     check('users_role_check', sql`${table.role} in (${sql.raw(sqlValues(USER_ROLES))})`),
     check('users_id_length_check', sql`char_length(${table.id}) between 1 and 255`),
     check('users_score_check', sql`${table.score} >= 0`),

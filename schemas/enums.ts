@@ -58,6 +58,9 @@ export const LedgerKind = StringEnum(LEDGER_KINDS, {
   description: '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`, `topup`, `refund`: credits from other parts of the platform',
 });
 
+/** Where a user came from: the external identity provider's tokens, or mobile sign-in (our own sessions). */
+export const USER_ORIGINS = ['external', 'mobile'] as const;
+
 /** Sign-in providers of the mobile apps. */
 export const MOBILE_PROVIDERS = ['apple', 'google'] as const;
 

@@ -60,6 +60,11 @@ export default fp(
         request.log.debug('bearer token rejected: the account was deleted');
         throw new UnauthorizedError('invalid_token', 'The token is not valid.');
       }
+      // Users made by mobile sign-in have ids of ours: an external provider naming one is not them.
+      if (token.issuer === 'external' && user.origin === 'mobile') {
+        request.log.debug('bearer token rejected: an external token names a user of mobile sign-in');
+        throw new UnauthorizedError('invalid_token', 'The token is not valid.');
+      }
       request.caller = {
         id: user.id,
         displayName: user.displayName,

@@ -109,7 +109,7 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
         let created = false;
         if (!found) {
           const userId = randomUUID();
-          await tx.insert(users).values({ id: userId, displayName: profile.displayName });
+          await tx.insert(users).values({ id: userId, displayName: profile.displayName, origin: 'mobile' });
           const inserted = await tx
             .insert(identities)
             .values({ provider: profile.provider, providerSubject: profile.subject, userId, email: profile.email, emailVerified: profile.emailVerified })

@@ -194,3 +194,24 @@ t.test('an instance started while Redis is down hears logouts once Redis is back
   }
   t.ok(refusedAfter <= 1000, `refused on B after ${refusedAfter} ms`);
 });
+
+t.test('the two id spaces never meet: an external token naming a user of mobile sign-in is refused', async (t) => {
+  const providers = await startProviders(t);
+  const app = await buildSessionApp(t, providers);
+  const mobile = await signInWith(app, providers.google, 'g-own-space');
+  const impostor = await whoAmI(app, tokenFor(mobile.userId, { jti: 'impostor' }));
+  t.equal(impostor.statusCode, 401, 'an external token with the mobile user id as its sub');
+  t.equal(impostor.json().error.code, 'invalid_token');
+  t.equal((await whoAmI(app, mobile.accessToken)).statusCode, 200, 'the user itself is unaffected');
+
+  // The other way is fine: an external user links Apple, then signs in with it through our sessions.
+  const external = tokenFor('ext-linker');
+  t.equal((await whoAmI(app, external)).statusCode, 200);
+  const nonce = newNonce();
+  const linked = await post(app, '/api/auth/identities', external, { provider: 'apple', idToken: providers.apple.mint('a-linker', nonce), nonce });
+  t.equal(linked.statusCode, 201, linked.body);
+  const viaApple = await signInWith(app, providers.apple, 'a-linker');
+  t.equal(viaApple.userId, 'ext-linker');
+  t.equal((await whoAmI(app, viaApple.accessToken)).statusCode, 200, 'our session token for an external user');
+  t.equal((await whoAmI(app, external)).statusCode, 200, 'and the provider token still works');
+});

@@ -1,0 +1,2 @@
+ALTER TABLE "users" ADD COLUMN "origin" text DEFAULT 'external' NOT NULL;--> statement-breakpoint
+ALTER TABLE "users" ADD CONSTRAINT "users_origin_check" CHECK ("users"."origin" in ('external', 'mobile'));
