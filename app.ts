@@ -19,6 +19,7 @@ import jobsPlugin from './plugins/app/jobs/index.js';
 import purchasesPlugin from './plugins/app/purchases/index.js';
 import walletsPlugin from './plugins/app/wallets/index.js';
 import productsPlugin from './plugins/app/products/index.js';
+import checkoutPlugin from './plugins/app/checkout/index.js';
 import errorsPlugin, {
   clientErrorHandler,
   frameworkErrors,
@@ -247,6 +248,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(catalogPlugin);
     await app.register(walletsPlugin);
     await app.register(productsPlugin);
+    await app.register(checkoutPlugin);
     await app.register(purchasesPlugin);
     await app.register(idempotencyPlugin);
     await app.register(jobsPlugin);

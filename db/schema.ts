@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, PACK_STATUSES, SESSION_END_REASONS, USER_ORIGINS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
+import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, ORDER_STATUSES, PACK_STATUSES, SESSION_END_REASONS, USER_ORIGINS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
@@ -228,6 +228,8 @@ export const walletLedger = pgTable(
     check('wallet_ledger_balance_check', sql`${table.balanceAfter} >= 0`),
     check('wallet_ledger_kind_check', sql`${table.kind} in (${sql.raw(sqlValues(LEDGER_KINDS))})`),
     index('wallet_ledger_user_created_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
+    // One top-up per order, whatever path fulfils it: a second credit is impossible.
+    uniqueIndex('wallet_ledger_topup_reference_idx').on(table.reference).where(sql`${table.kind} = 'topup'`),
   ],
 );
 
@@ -511,6 +513,55 @@ export const prices = pgTable(
   ],
 );
 
+/**
+ * An order of a coin bundle, paid through Stripe Checkout. It keeps what was sold (coins, amount,
+ * currency) as it stood when made. Status only moves forward.
+ */
+export const orders = pgTable(
+  'orders',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    productId: text('product_id')
+      .notNull()
+      .references(() => products.id),
+    priceId: text('price_id')
+      .notNull()
+      .references(() => prices.id),
+    coins: integer('coins').notNull(),
+    amount: integer('amount').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status', { enum: ORDER_STATUSES }).notNull().default('pending'),
+    provider: text('provider', { enum: ['stripe'] }).notNull().default('stripe'),
+    /** The Checkout Session's id, once it exists. */
+    providerRef: text('provider_ref').unique(),
+    checkoutUrl: text('checkout_url'),
+    paymentIntent: text('payment_intent'),
+    failureReason: text('failure_reason'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    fulfilledAt: ts('fulfilled_at'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (table) => [
+    check('orders_status_check', sql`${table.status} in (${sql.raw(sqlValues(ORDER_STATUSES))})`),
+    check('orders_amounts_check', sql`${table.coins} > 0 and ${table.amount} > 0`),
+    check('orders_fulfilled_check', sql`(${table.status} in ('fulfilled', 'refunded', 'disputed')) = (${table.fulfilledAt} is not null)`),
+    index('orders_user_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
+    index('orders_pending_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
+  ],
+);
+
+/** Stripe events already handled, by id: committed with the event's effect, so each is handled once. */
+export const stripeEvents = pgTable('stripe_events', {
+  id: text('id').primaryKey(),
+  type: text('type').notNull(),
+  receivedAt: ts('received_at').notNull().defaultNow(),
+});
+
+export type OrderRow = typeof orders.$inferSelect;
 export type ProductRow = typeof products.$inferSelect;
 export type PriceRow = typeof prices.$inferSelect;
 

@@ -72,6 +72,14 @@ export const MobileProvider = StringEnum(MOBILE_PROVIDERS, {
 /** Why a session ended. */
 export const SESSION_END_REASONS = ['logout', 'logout_all', 'revoked', 'ended_by_user', 'refresh_reuse', 'account_deleted'] as const;
 
+/** An order: pending until paid; then fulfilled (coins credited), or expired or failed; a fulfilled one may be refunded or disputed. */
+export const ORDER_STATUSES = ['pending', 'fulfilled', 'expired', 'failed', 'refunded', 'disputed'] as const;
+
+export const OrderStatus = StringEnum(ORDER_STATUSES, {
+  $id: 'OrderStatus',
+  description: '`pending` until paid; `fulfilled` once the coins are credited; `expired` unpaid in time; `failed` when the payment did not match the order',
+});
+
 /** Jobs run on a schedule in-process and by `POST /api/cron/{job}`. */
 export const CRON_JOBS = ['expire-purchases'] as const;
 

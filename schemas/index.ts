@@ -16,7 +16,8 @@ import {
 } from './auth.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
 import { JobResult } from './jobs.js';
-import { CronJob, LedgerKind, MobileProvider, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
+import { CheckoutSession, CreateCheckoutBody, Order } from './checkout.js';
+import { CronJob, LedgerKind, MobileProvider, OrderStatus, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
 import {
   AddCollectibleAction,
   AdminPack,
@@ -56,6 +57,10 @@ import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
  * (The error envelope's are registered by the errors plugin, which every route's errors use.)
  */
 export const SHARED_SCHEMAS: TSchema[] = [
+  OrderStatus,
+  CreateCheckoutBody,
+  CheckoutSession,
+  Order,
   CronJob,
   JobResult,
   Price,

@@ -4,6 +4,7 @@ import { bearer, buildTestApp, tokenFor } from './support/app.js';
 import { ADMIN, createCollectible, packInStatus } from './support/catalog.js';
 import { type OpenApiDocument, type Operation, operationsOf, ResponseChecker, SchemaArbitraries } from './support/fuzz.js';
 import { staffedTeam } from './support/teams.js';
+import { startStripeStandIn } from './support/stripe.js';
 
 /**
  * A fuzz test of our own, from the OpenAPI document: every operation, valid and broken input,
@@ -35,7 +36,10 @@ interface FuzzRequest {
 }
 
 t.test('fuzzing every operation of the OpenAPI document: no 5xx, and every answer as the document declares', async (t) => {
-  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '100000000' });
+  // Checkout configured against the Stripe stand-in: the operations are fuzzed as they run in production.
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '100000000', ...stripe.env });
   // Something to find: a staffed team, packs in every status, collectibles.
   const staff = await staffedTeam(app, 'fuzz');
   const packs = await Promise.all(

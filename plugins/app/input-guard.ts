@@ -43,7 +43,8 @@ export function findInputProblem(value: unknown, limits = INPUT_LIMITS): InputPr
       if (problem) return { path, message: problem };
       continue;
     }
-    if (!item.value || typeof item.value !== 'object') continue;
+    // Raw bytes (the one route that keeps its raw body checks them itself, by signature).
+    if (!item.value || typeof item.value !== 'object' || Buffer.isBuffer(item.value)) continue;
     if (item.depth >= limits.maxDepth) return { path, message: `is nested too deeply (more than ${limits.maxDepth} levels)` };
     const entries = Object.entries(item.value);
     if (!Array.isArray(item.value) && entries.length > limits.maxKeysPerObject) {

@@ -65,6 +65,12 @@ export const EnvSchema = Type.Object({
   AUTH_GOOGLE_ISSUER: Type.String({ default: 'https://accounts.google.com,accounts.google.com', minLength: 1 }),
   AUTH_RATE_LIMIT_IP: Type.Integer({ default: 60, minimum: 1 }),
   AUTH_RATE_LIMIT_SUBJECT: Type.Integer({ default: 30, minimum: 1 }),
+  STRIPE_SECRET_KEY: OptionalString,
+  STRIPE_WEBHOOK_SECRET: OptionalString,
+  STRIPE_API_BASE: Type.Optional(Type.String({ pattern: '^https?://' })),
+  CHECKOUT_SUCCESS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  CHECKOUT_CANCEL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  CHECKOUT_TTL: Type.String({ default: '30 minutes' }),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -114,6 +120,19 @@ export interface AppConfig {
   cron: { secret?: string; internal: boolean };
   /** The service's own sign-in and sessions; null when off (only external-provider tokens are accepted). */
   sessions: SessionsConfig | null;
+  /** Stripe Checkout for coin bundles; null when not configured (checkout answers 503). */
+  checkout: CheckoutConfig | null;
+}
+
+export interface CheckoutConfig {
+  secretKey: string;
+  webhookSecret: string;
+  /** Where the Stripe API is reached: Stripe itself, or a local stand-in. */
+  apiBase?: URL;
+  successUrl: string;
+  cancelUrl: string;
+  /** How long an order (and its Checkout Session) waits for payment: at least 30 minutes, Stripe's minimum. */
+  ttlMs: number;
 }
 
 export type MobileProvider = 'apple' | 'google';
@@ -394,6 +413,32 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },
     sessions: resolveSessions(env, devDefaults),
+    checkout: resolveCheckout(env),
+  };
+}
+
+const CHECKOUT_MIN_TTL_MS = 30 * 60_000;
+
+/** On when every Stripe value it needs is set; a partial configuration stops the start, naming what is missing. */
+function resolveCheckout(env: Env): CheckoutConfig | null {
+  const values = {
+    STRIPE_SECRET_KEY: env.STRIPE_SECRET_KEY,
+    STRIPE_WEBHOOK_SECRET: env.STRIPE_WEBHOOK_SECRET,
+    CHECKOUT_SUCCESS_URL: env.CHECKOUT_SUCCESS_URL,
+    CHECKOUT_CANCEL_URL: env.CHECKOUT_CANCEL_URL,
+  };
+  const missing = Object.entries(values).filter(([, value]) => !value).map(([name]) => name);
+  if (missing.length === Object.keys(values).length) return null;
+  if (missing.length > 0) throw new ConfigError(missing.join(' and '), `must be set too: checkout needs ${Object.keys(values).join(', ')}`);
+  const ttlMs = parseDuration('CHECKOUT_TTL', env.CHECKOUT_TTL);
+  if (ttlMs < CHECKOUT_MIN_TTL_MS || ttlMs > 24 * 3_600_000) throw new ConfigError('CHECKOUT_TTL', 'must be between 30 minutes and 24 hours (what Stripe allows for a Checkout Session)');
+  return {
+    secretKey: values.STRIPE_SECRET_KEY as string,
+    webhookSecret: values.STRIPE_WEBHOOK_SECRET as string,
+    apiBase: env.STRIPE_API_BASE ? new URL(env.STRIPE_API_BASE) : undefined,
+    successUrl: values.CHECKOUT_SUCCESS_URL as string,
+    cancelUrl: values.CHECKOUT_CANCEL_URL as string,
+    ttlMs,
   };
 }
 

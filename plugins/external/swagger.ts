@@ -15,11 +15,11 @@ export const API_TAGS = [
   { name: 'Quests', description: 'Quests' },
   { name: 'Rewards', description: 'Rewards' },
   { name: 'Wallets', description: 'Coin balances and their ledger' },
-  { name: 'Checkout', description: 'Checkout' },
+  { name: 'Checkout', description: 'Buying coins: orders and Stripe Checkout' },
   { name: 'Dashboard', description: 'Dashboards' },
   { name: 'Products', description: 'Coin bundles and their prices' },
   { name: 'Cron', description: 'Scheduled jobs, callable by the scheduler' },
-  { name: 'Webhooks', description: 'Incoming webhooks' },
+  { name: 'Webhooks', description: 'Incoming webhooks (Stripe)' },
   { name: 'Misc', description: 'Health and readiness' },
 ];
 

@@ -8,7 +8,9 @@ import adminUserRoutes from './admin/users/index.js';
 import adminWalletRoutes from './admin/wallets/index.js';
 import adminPriceRoutes from './admin/prices/index.js';
 import adminProductRoutes from './admin/products/index.js';
+import checkoutRoutes from './checkout/index.js';
 import cronRoutes from './cron/index.js';
+import webhookRoutes from './webhooks/index.js';
 import productRoutes from './products/index.js';
 import healthRoutes from './health/index.js';
 import lockerRoomRoutes from './locker-room/index.js';
@@ -37,5 +39,7 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(productRoutes, { prefix: '/products' });
   await app.register(adminProductRoutes, { prefix: '/admin/products' });
   await app.register(adminPriceRoutes, { prefix: '/admin/prices' });
+  await app.register(checkoutRoutes, { prefix: '/checkout' });
+  await app.register(webhookRoutes, { prefix: '/webhooks' });
   await app.register(cronRoutes, { prefix: '/cron' });
 }

@@ -567,3 +567,19 @@ t.test('sessions of our own: when they are on, and what they need', async (t) =>
   t.same(google?.issuers, ['https://accounts.google.com', 'accounts.google.com'], "Google's two spellings of its issuer");
   t.equal(loadConfig({}).sessions?.providers.apple, undefined, 'a provider without client ids is off');
 });
+
+t.test('checkout: all of the Stripe values or none', async (t) => {
+  const full = {
+    STRIPE_SECRET_KEY: 'sk_test_x',
+    STRIPE_WEBHOOK_SECRET: 'whsec_x',
+    CHECKOUT_SUCCESS_URL: 'https://app.example.com/ok',
+    CHECKOUT_CANCEL_URL: 'https://app.example.com/no',
+  };
+  t.equal(loadConfig({}).checkout, null, 'none: off');
+  t.match(loadConfig(full).checkout, { secretKey: 'sk_test_x', webhookSecret: 'whsec_x', ttlMs: 30 * 60_000, apiBase: undefined });
+  t.equal(loadConfig({ ...full, STRIPE_API_BASE: 'http://127.0.0.1:12111' }).checkout?.apiBase?.port, '12111');
+  t.throws(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }), { message: /STRIPE_WEBHOOK_SECRET and CHECKOUT_SUCCESS_URL and CHECKOUT_CANCEL_URL must be set too/ });
+  t.throws(() => loadConfig({ ...full, CHECKOUT_TTL: '10 minutes' }), { message: /CHECKOUT_TTL must be between 30 minutes and 24 hours/ });
+  t.throws(() => loadConfig({ ...full, CHECKOUT_TTL: '2 days' }), { message: /CHECKOUT_TTL/ });
+  t.throws(() => loadConfig({ ...full, CHECKOUT_SUCCESS_URL: 'javascript:alert(1)' }), { name: 'ConfigError' });
+});

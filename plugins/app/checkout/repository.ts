@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { type OrderRow, orders, stripeEvents } from '../../../db/schema.js';
+import type { Database } from '../db.js';
+import { afterCursor, type CursorKey, toPage } from '../pagination.js';
+
+/** SQL of orders and the Stripe event inbox. Writes run in the caller's transaction. */
+
+export async function insertOrder(
+  tx: Database,
+  order: { userId: string; productId: string; priceId: string; coins: number; amount: number; currency: string; ttlMs: number },
+): Promise<OrderRow> {
+  const [row] = await tx
+    .insert(orders)
+    .values({
+      id: randomUUID(),
+      userId: order.userId,
+      productId: order.productId,
+      priceId: order.priceId,
+      coins: order.coins,
+      amount: order.amount,
+      currency: order.currency,
+      expiresAt: sql`now() + ${`${order.ttlMs} milliseconds`}::interval`,
+    })
+    .returning();
+  return row as OrderRow;
+}
+
+export async function attachSession(tx: Database, orderId: string, sessionId: string, url: string | null): Promise<OrderRow> {
+  const [row] = await tx.update(orders).set({ providerRef: sessionId, checkoutUrl: url, updatedAt: sql`now()` }).where(eq(orders.id, orderId)).returning();
+  return row as OrderRow;
+}
+
+export async function findOrder(db: Database, id: string, options: { userId?: string; lock?: boolean } = {}): Promise<OrderRow | undefined> {
+  const query = db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.id, id), options.userId ? eq(orders.userId, options.userId) : undefined));
+  const [row] = options.lock ? await query.for('update') : await query;
+  return row;
+}
+
+export async function listOrders(db: Database, userId: string, page: { limit: number; after?: CursorKey }) {
+  const rows = await db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.userId, userId), afterCursor(orders.createdAt, orders.id, page.after)))
+    .orderBy(sql`${orders.createdAt} desc, ${orders.id} desc`)
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
+}
+
+/** Moves a pending order on; answers the row only when it was pending (status only moves forward). */
+export async function settlePending(
+  tx: Database,
+  id: string,
+  change: { status: 'fulfilled'; paymentIntent: string | null } | { status: 'failed'; reason: string } | { status: 'expired' },
+): Promise<OrderRow | undefined> {
+  const [row] = await tx
+    .update(orders)
+    .set({
+      status: change.status,
+      updatedAt: sql`now()`,
+      ...(change.status === 'fulfilled' ? { fulfilledAt: sql`now()`, paymentIntent: change.paymentIntent } : {}),
+      ...(change.status === 'failed' ? { failureReason: change.reason.slice(0, 500) } : {}),
+    })
+    .where(and(eq(orders.id, id), eq(orders.status, 'pending')))
+    .returning();
+  return row;
+}
+
+/** Records a Stripe event as handled; false when it was handled before. */
+export async function recordEvent(tx: Database, id: string, type: string): Promise<boolean> {
+  const inserted = await tx.insert(stripeEvents).values({ id, type }).onConflictDoNothing().returning({ id: stripeEvents.id });
+  return inserted.length === 1;
+}

@@ -1,0 +1,154 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type Stripe from 'stripe';
+import type { OrderRow } from '../../../db/schema.js';
+import type { Order } from '../../../schemas/checkout.js';
+import type { CheckoutConfig } from '../../external/env.js';
+import type { Database, DatabaseHandle } from '../db.js';
+import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
+import { decodeCursor } from '../pagination.js';
+import { findPrice, findProduct } from '../products/repository.js';
+import { appendLedgerEntry } from '../wallets/repository.js';
+import { attachSession, findOrder, insertOrder, listOrders, recordEvent, settlePending } from './repository.js';
+import { isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS } from './rules.js';
+
+const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
+const unavailable = () => new ServiceUnavailableError('checkout_unavailable', 'Checkout is not available right now; try again later.', 30);
+
+export function toOrder(row: OrderRow): Order {
+  return {
+    id: row.id,
+    productId: row.productId,
+    priceId: row.priceId,
+    coins: row.coins,
+    amount: row.amount,
+    currency: row.currency,
+    status: row.status,
+    provider: row.provider,
+    checkoutUrl: row.status === 'pending' ? row.checkoutUrl : null,
+    failureReason: row.failureReason,
+    expiresAt: row.expiresAt.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+    fulfilledAt: row.fulfilledAt?.toISOString() ?? null,
+  };
+}
+
+/** The Stripe event types that move an order; every other type is acknowledged and ignored. */
+const HANDLED_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'checkout.session.async_payment_failed', 'checkout.session.expired']);
+
+/**
+ * Orders of coin bundles paid through Stripe Checkout. One `fulfil` for every path (the webhook,
+ * the re-check on read): a conditional update moves the order from pending, and the top-up's
+ * unique reference makes a second credit impossible.
+ */
+export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null, config: CheckoutConfig | null, log: FastifyBaseLogger) {
+  /** Fulfils (or fails) a pending order from a Checkout Session; a settled order changes no more. */
+  async function fulfil(tx: Database, order: OrderRow, session: PaidSession): Promise<'fulfilled' | 'failed' | 'unpaid' | 'settled'> {
+    if (order.status !== 'pending') return 'settled';
+    if (!isPaid(session)) return 'unpaid';
+    const mismatch = paymentMismatch(order, session);
+    if (mismatch) {
+      log.error({ orderId: order.id, sessionId: session.id, mismatch }, 'a paid Checkout Session does not match its order: nothing credited');
+      await settlePending(tx, order.id, { status: 'failed', reason: mismatch });
+      return 'failed';
+    }
+    const settled = await settlePending(tx, order.id, { status: 'fulfilled', paymentIntent: paymentIntentId(session) });
+    if (!settled) return 'settled';
+    await appendLedgerEntry(tx, { userId: order.userId, amount: order.coins, kind: 'topup', reference: order.id }, new Date());
+    return 'fulfilled';
+  }
+
+  /** The order a Checkout Session belongs to: its client_reference_id, which is the order id. */
+  const orderIdOf = (session: Stripe.Checkout.Session) => session.client_reference_id ?? session.metadata?.orderId ?? null;
+
+  return {
+    fulfil,
+
+    /** Creates the order and its Checkout Session; inside the caller's transaction (the Idempotency-Key's). */
+    async startCheckout(tx: Database, userId: string, priceId: string): Promise<{ orderId: string; url: string; expiresAt: string }> {
+      if (!stripe || !config) throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
+      const price = await findPrice(tx, priceId);
+      if (!price) throw new NotFoundError('price_not_found', 'No price with this id.');
+      const product = await findProduct(tx, price.productId);
+      if (!price.active || !product?.active) throw new ConflictError('price_inactive', 'This price is not on sale.');
+      const order = await insertOrder(tx, {
+        userId,
+        productId: product.id,
+        priceId: price.id,
+        coins: product.coins + product.bonusCoins,
+        amount: price.unitAmount,
+        currency: price.currency,
+        ttlMs: config.ttlMs,
+      });
+      let session: Stripe.Checkout.Session;
+      try {
+        session = await stripe.checkout.sessions.create(
+          {
+            mode: 'payment',
+            client_reference_id: order.id,
+            metadata: { orderId: order.id },
+            line_items: [{ quantity: 1, price_data: { currency: price.currency, unit_amount: price.unitAmount, product_data: { name: product.name } } }],
+            success_url: config.successUrl,
+            cancel_url: config.cancelUrl,
+            expires_at: Math.floor(order.expiresAt.getTime() / 1000),
+          },
+          // Stripe's own idempotency: a retry of this call never makes a second session.
+          { idempotencyKey: `order-${order.id}` },
+        );
+      } catch (error) {
+        log.error({ err: error, orderId: order.id }, 'Stripe refused or did not answer creating a Checkout Session');
+        throw unavailable();
+      }
+      if (!session.url) throw unavailable();
+      await attachSession(tx, order.id, session.id, session.url);
+      return { orderId: order.id, url: session.url, expiresAt: order.expiresAt.toISOString() };
+    },
+
+    /**
+     * A verified Stripe event, handled once: its id is recorded in the transaction of its effect,
+     * so a duplicate (or one arriving while the first is handled) changes nothing.
+     */
+    handleEvent(event: Stripe.Event): Promise<void> {
+      return db.transaction(async (tx) => {
+        if (!(await recordEvent(tx, event.id, event.type))) return;
+        if (!HANDLED_EVENTS.has(event.type)) return;
+        const session = event.data.object as Stripe.Checkout.Session;
+        const orderId = orderIdOf(session);
+        const order = orderId ? await findOrder(tx, orderId, { lock: true }) : undefined;
+        if (!order || (order.providerRef && order.providerRef !== session.id)) {
+          log.warn({ eventId: event.id, type: event.type, orderId }, 'a Stripe event for no order of ours: ignored');
+          return;
+        }
+        if (event.type === 'checkout.session.expired') await settlePending(tx, order.id, { status: 'expired' });
+        else if (event.type === 'checkout.session.async_payment_failed') await settlePending(tx, order.id, { status: 'failed', reason: 'the payment failed' });
+        else await fulfil(tx, order, session);
+      });
+    },
+
+    async orders(userId: string, query: { limit?: number; cursor?: string }) {
+      const page = await listOrders(db.orm, userId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      return { items: page.items.map(toOrder), nextCursor: page.nextCursor };
+    },
+
+    /** One order; a pending one older than a minute is re-checked with Stripe first (a missed webhook costs nobody coins). */
+    async order(userId: string, id: string): Promise<Order> {
+      const row = await findOrder(db.orm, id, { userId });
+      if (!row) throw orderNotFound();
+      if (row.status !== 'pending' || !row.providerRef || !stripe || Date.now() - row.createdAt.getTime() < RECHECK_AFTER_MS) return toOrder(row);
+      let session: Stripe.Checkout.Session;
+      try {
+        session = await stripe.checkout.sessions.retrieve(row.providerRef);
+      } catch (error) {
+        log.warn({ err: error, orderId: id }, 'could not re-check an order with Stripe; answering what is stored');
+        return toOrder(row);
+      }
+      return db.transaction(async (tx) => {
+        const locked = (await findOrder(tx, id, { lock: true })) as OrderRow;
+        if (session.status === 'expired') await settlePending(tx, id, { status: 'expired' });
+        else await fulfil(tx, locked, session);
+        return toOrder((await findOrder(tx, id)) as OrderRow);
+      });
+    },
+  };
+}
+
+export type CheckoutService = ReturnType<typeof createCheckoutService>;

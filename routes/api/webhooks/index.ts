@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError, ServiceUnavailableError } from '../../../plugins/app/errors.js';
+import { errorResponses } from '../../../schemas/common.js';
+import { WebhookAck } from '../../../schemas/checkout.js';
+
+/** Incoming webhooks. Only this plugin keeps request bodies raw: the signature covers the exact bytes. */
+const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.post(
+    '/stripe',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Stripe events (signed)',
+        description:
+          'Verifies `Stripe-Signature` over the raw body (5 minutes of tolerance) before reading it: a bad, missing or stale signature is 400 `invalid_signature` and nothing is stored. ' +
+          'Each event is handled once (its id is stored with its effect); a duplicate or an ignored type answers 200. Handled: `checkout.session.completed`, ' +
+          '`checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`, `checkout.session.expired`. 503 `checkout_unavailable` when Stripe is not configured.',
+        operationId: 'stripeWebhook',
+        response: { 200: WebhookAck, ...errorResponses(415) },
+      },
+    },
+    async (request) => {
+      const verify = app.verifyStripeEvent;
+      if (!verify) throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
+      const signature = request.headers['stripe-signature'];
+      let event: ReturnType<typeof verify>;
+      try {
+        if (typeof signature !== 'string' || !Buffer.isBuffer(request.body)) throw new Error('no signature or no body');
+        event = verify(request.body, signature);
+      } catch (error) {
+        request.log.warn({ reason: (error as Error).message }, 'Stripe webhook refused: bad signature');
+        throw new AppError(400, 'invalid_signature', 'The Stripe-Signature header does not match this body and secret, or is too old.');
+      }
+      await app.checkout.handleEvent(event);
+      return { received: true as const };
+    },
+  );
+};
+
+export default webhookRoutes;

@@ -1,0 +1,153 @@
+import { eq, sql } from 'drizzle-orm';
+import t from 'tap';
+import type { App } from '../../../../app.js';
+import { orders, stripeEvents, walletLedger } from '../../../../db/schema.js';
+import { bearer, buildTestApp } from '../../../support/app.js';
+import { ADMIN, expectStatus } from '../../../support/catalog.js';
+import { economyViolations } from '../../../support/economy.js';
+import { deliver, signatureFor, startStripeStandIn, type StripeStandIn } from '../../../support/stripe.js';
+import { signIn } from '../../../support/teams.js';
+
+/**
+ * Coins for money through a Stripe stand-in: an order and its Checkout Session, then webhooks
+ * arriving twice, late, out of order, forged or never, and nothing credited twice or lost.
+ */
+
+async function bundle(app: App, coins = 1000, bonusCoins = 100, unitAmount = 999) {
+  const product = (await app.inject({ method: 'POST', url: '/api/admin/products', headers: bearer(ADMIN), payload: { name: `${coins} coins`, coins, bonusCoins } })).json().data;
+  const price = (await app.inject({ method: 'POST', url: `/api/admin/products/${product.id}/prices`, headers: bearer(ADMIN), payload: { currency: 'usd', unitAmount } })).json().data;
+  return { product, price };
+}
+
+async function checkout(app: App, token: string, priceId: string, key?: string) {
+  return app.inject({ method: 'POST', url: '/api/checkout/sessions', headers: { ...bearer(token), ...(key ? { 'idempotency-key': key } : {}) }, payload: { priceId } });
+}
+
+const balanceOf = async (app: App, token: string) => (await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(token) })).json().data.balance as number;
+const topups = async (app: App, orderId: string) => (await app.db.orm.select().from(walletLedger).where(eq(walletLedger.reference, orderId))).length;
+const orderRow = async (app: App, id: string) => (await app.db.orm.select().from(orders).where(eq(orders.id, id)))[0];
+
+t.test('without Stripe configured, checkout answers 503 and the rest works', async (t) => {
+  const app = await buildTestApp(t);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-no-stripe');
+  const res = await checkout(app, fan, price.id);
+  t.equal(res.statusCode, 503);
+  t.equal(res.json().error.code, 'checkout_unavailable');
+  t.equal((await app.db.orm.select().from(orders)).length, 0, 'no order left behind');
+  const hook = await deliver(app, '{}');
+  t.equal(hook.statusCode, 503);
+});
+
+t.test('checkout with a Stripe stand-in', async (t) => {
+  const stripe: StripeStandIn = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-checkout');
+
+  t.test('an order and its session: the order id is the client reference, the amounts are the price', async (t) => {
+    const res = await checkout(app, fan, price.id, 'buy-1');
+    expectStatus(res, 201, 'checkout');
+    const data = res.json().data;
+    t.match(data.url, /^https:\/\/checkout\.stripe\.test\//);
+    t.ok(Date.parse(data.expiresAt) > Date.now() + 29 * 60_000, 'CHECKOUT_TTL, 30 minutes');
+    const order = await orderRow(app, data.orderId);
+    t.match(order, { status: 'pending', coins: 1100, amount: 999, currency: 'usd', userId: 'fan-checkout' });
+    const session = stripe.sessions.get(order?.providerRef as string);
+    t.match(session, { client_reference_id: data.orderId, metadata: { orderId: data.orderId }, amount_total: 999, currency: 'usd', mode: 'payment' });
+    t.equal(session?.expires_at, Math.floor(Date.parse(data.expiresAt) / 1000));
+    const again = await checkout(app, fan, price.id, 'buy-1');
+    t.equal(again.json().data.orderId, data.orderId, 'the same Idempotency-Key: the same order');
+    t.equal(again.headers['idempotent-replayed'], 'true');
+    t.equal(stripe.sessions.size, 1, 'and no second session');
+  });
+
+  t.test('the same checkout.session.completed delivered 20 times at once: one credit', async (t) => {
+    const order = (await checkout(app, fan, price.id)).json().data;
+    const session = stripe.pay((await orderRow(app, order.orderId))?.providerRef as string);
+    const event = stripe.event('checkout.session.completed', session);
+    const before = await balanceOf(app, fan);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => deliver(app, event.body)));
+    t.same(answers.map((res) => res.statusCode), Array(20).fill(200), 'every delivery answered 200');
+    t.equal(await balanceOf(app, fan), before + 1100, 'credited once');
+    t.equal(await topups(app, order.orderId), 1);
+    t.match(await orderRow(app, order.orderId), { status: 'fulfilled', paymentIntent: session.payment_intent });
+    const late = stripe.event('checkout.session.async_payment_succeeded', session);
+    t.equal((await deliver(app, late.body)).statusCode, 200);
+    t.equal(await topups(app, order.orderId), 1, 'async_payment_succeeded after completed: nothing more');
+  });
+
+  t.test('completed after expired, an unknown order, a mismatched amount or currency: nothing credited, all 200', async (t) => {
+    const before = await balanceOf(app, fan);
+    const expiredOrder = (await checkout(app, fan, price.id)).json().data;
+    const expiredSession = stripe.sessions.get((await orderRow(app, expiredOrder.orderId))?.providerRef as string);
+    if (!expiredSession) throw new Error('no session');
+    t.equal((await deliver(app, stripe.event('checkout.session.expired', { ...expiredSession, status: 'expired' }).body)).statusCode, 200);
+    t.equal((await orderRow(app, expiredOrder.orderId))?.status, 'expired');
+    t.equal((await deliver(app, stripe.event('checkout.session.completed', { ...expiredSession, status: 'complete', payment_status: 'paid' }).body)).statusCode, 200);
+    t.equal((await orderRow(app, expiredOrder.orderId))?.status, 'expired', 'status only moves forward');
+
+    const unknown = { ...expiredSession, id: 'cs_test_unknown', client_reference_id: 'not-an-order', metadata: {}, payment_status: 'paid' as const };
+    t.equal((await deliver(app, stripe.event('checkout.session.completed', unknown).body)).statusCode, 200, 'an unknown order');
+
+    for (const [what, change] of [['amount', { amount_total: 1 }], ['currency', { currency: 'eur' }]] as const) {
+      const order = (await checkout(app, fan, price.id)).json().data;
+      const session = stripe.pay((await orderRow(app, order.orderId))?.providerRef as string);
+      t.equal((await deliver(app, stripe.event('checkout.session.completed', { ...session, ...change }).body)).statusCode, 200, `a mismatched ${what}`);
+      t.match(await orderRow(app, order.orderId), { status: 'failed', failureReason: new RegExp(what === 'amount' ? 'paid 1' : 'eur') });
+    }
+    t.equal(await balanceOf(app, fan), before, 'nothing was credited');
+  });
+
+  t.test('a bad signature, an old timestamp, a body changed by one byte: 400, nothing stored', async (t) => {
+    const order = (await checkout(app, fan, price.id)).json().data;
+    const session = stripe.pay((await orderRow(app, order.orderId))?.providerRef as string);
+    const event = stripe.event('checkout.session.completed', session);
+    const events = async () => (await app.db.orm.select().from(stripeEvents).where(eq(stripeEvents.id, event.id))).length;
+    const cases: [string, string, string | undefined][] = [
+      ['another secret', event.body, signatureFor(event.body, { secret: 'whsec_someone_else' })],
+      ['a timestamp 10 minutes old', event.body, signatureFor(event.body, { timestamp: Math.floor(Date.now() / 1000) - 600 })],
+      ['one byte changed', event.body.replace('"paid"', '"pain"'), signatureFor(event.body)],
+      ['no signature', event.body, undefined],
+      ['a signature header of garbage', event.body, 't=1,v1=00'],
+    ];
+    for (const [what, body, signature] of cases) {
+      const res = signature === undefined
+        ? await app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { 'content-type': 'application/json' }, payload: body })
+        : await deliver(app, body, signature);
+      t.equal(res.statusCode, 400, what);
+      t.equal(res.json().error.code, 'invalid_signature', what);
+    }
+    t.equal(await events(), 0, 'no event stored');
+    t.equal((await orderRow(app, order.orderId))?.status, 'pending', 'the order untouched');
+    t.equal((await deliver(app, event.body)).statusCode, 200, 'the genuine delivery still works');
+    t.equal((await orderRow(app, order.orderId))?.status, 'fulfilled');
+  });
+
+  t.test('a webhook never delivered: reading the order re-checks it with Stripe and fulfils it', async (t) => {
+    const before = await balanceOf(app, fan);
+    const order = (await checkout(app, fan, price.id)).json().data;
+    stripe.pay((await orderRow(app, order.orderId))?.providerRef as string);
+    const read = () => app.inject({ method: 'GET', url: `/api/checkout/orders/${order.orderId}`, headers: bearer(fan) });
+    t.equal((await read()).json().data.status, 'pending', 'younger than a minute: not re-checked');
+    await app.db.orm.update(orders).set({ createdAt: sql`now() - interval '2 minutes'` }).where(eq(orders.id, order.orderId));
+    const reads = await Promise.all(Array.from({ length: 5 }, read));
+    t.same(reads.map((res) => res.json().data.status), Array(5).fill('fulfilled'));
+    t.equal(await balanceOf(app, fan), before + 1100, 'credited once, though read five times at once');
+    const list = await app.inject({ method: 'GET', url: '/api/checkout/orders?limit=2', headers: bearer(fan) });
+    t.equal(list.json().data.length, 2);
+    t.ok(list.json().nextCursor);
+    const foreign = await app.inject({ method: 'GET', url: `/api/checkout/orders/${order.orderId}`, headers: bearer(await signIn(app, 'fan-other')) });
+    t.equal(foreign.statusCode, 404, "another user's order");
+  });
+
+  t.test('prices that cannot be bought', async (t) => {
+    expectStatus(await checkout(app, fan, 'no-such-price'), 404, 'unknown price');
+    await app.inject({ method: 'PATCH', url: `/api/admin/prices/${price.id}`, headers: bearer(ADMIN), payload: { active: false } });
+    const inactive = await checkout(app, fan, price.id);
+    expectStatus(inactive, 409, 'inactive price');
+    t.equal(inactive.json().error.code, 'price_inactive');
+    t.same(await economyViolations(app), [], 'the ledger and balances agree');
+  });
+});
