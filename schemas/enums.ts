@@ -81,11 +81,14 @@ export const OrderStatus = StringEnum(ORDER_STATUSES, {
 });
 
 /** Jobs run on a schedule in-process and by `POST /api/cron/{job}`. */
-export const CRON_JOBS = ['expire-purchases'] as const;
+export const CRON_JOBS = ['expire-purchases', 'expire-orders', 'reconcile-orders'] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
   $id: 'CronJob',
-  description: '`expire-purchases`: mark pending purchases past their time as expired, and forget idempotency records past their retention',
+  description:
+    '`expire-purchases`: mark pending purchases past their time as expired, and forget idempotency records past their retention; ' +
+    '`expire-orders`: settle pending orders past their time (expire their Checkout Session at Stripe, or fulfil one that was paid); ' +
+    '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

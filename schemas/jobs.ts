@@ -5,7 +5,7 @@ import { CRON_JOBS } from './enums.js';
 export const JobResult = Type.Object(
   {
     job: Type.Ref('CronJob'),
-    processed: Int({ description: 'What the run did: for `expire-purchases`, the purchases it expired' }),
+    processed: Int({ description: 'What the run did: the purchases it expired, or the orders it settled' }),
     expired: Type.Optional(Int({ description: '`expire-purchases`: purchases marked expired (the same as `processed`)' })),
   },
   { $id: 'JobResult', additionalProperties: false },

@@ -91,6 +91,16 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         if (typeof key === 'string') byIdempotencyKey.set(key, id);
         return send(200, session);
       }
+      const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
+      if (request.method === 'POST' && expire) {
+        const session = sessions.get(expire[1] as string);
+        if (!session) return send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such checkout.session: '${expire[1]}'` } });
+        if (session.status !== 'open') {
+          return send(400, { error: { type: 'invalid_request_error', message: `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".` } });
+        }
+        Object.assign(session, { status: 'expired', url: null });
+        return send(200, session);
+      }
       const read = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
       if (request.method === 'GET' && read) {
         const session = sessions.get(read[1] as string);

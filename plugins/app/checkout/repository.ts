@@ -69,6 +69,25 @@ export async function settlePending(
   return row;
 }
 
+/**
+ * Pending orders with a Checkout Session to look at, oldest first: those past their expiry, or
+ * (for reconciliation) those older than `olderThanMs` and not yet past it.
+ */
+export async function pendingOrders(db: Database, which: { pastExpiry: boolean; olderThanMs: number }, limit: number): Promise<OrderRow[]> {
+  return db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        eq(orders.status, 'pending'),
+        sql`${orders.providerRef} is not null`,
+        which.pastExpiry ? sql`${orders.expiresAt} <= now()` : sql`${orders.expiresAt} > now() and ${orders.createdAt} < now() - ${`${which.olderThanMs} milliseconds`}::interval`,
+      ),
+    )
+    .orderBy(orders.createdAt, orders.id)
+    .limit(limit);
+}
+
 /** Records a Stripe event as handled; false when it was handled before. */
 export async function recordEvent(tx: Database, id: string, type: string): Promise<boolean> {
   const inserted = await tx.insert(stripeEvents).values({ id, type }).onConflictDoNothing().returning({ id: stripeEvents.id });

@@ -8,7 +8,7 @@ import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors
 import { decodeCursor } from '../pagination.js';
 import { findPrice, findProduct } from '../products/repository.js';
 import { appendLedgerEntry } from '../wallets/repository.js';
-import { attachSession, findOrder, insertOrder, listOrders, recordEvent, settlePending } from './repository.js';
+import { attachSession, findOrder, insertOrder, listOrders, pendingOrders, recordEvent, settlePending } from './repository.js';
 import { isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS } from './rules.js';
 
 const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
@@ -57,11 +57,56 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     return 'fulfilled';
   }
 
+  /**
+   * Settles a pending order from its session as Stripe has it now: paid, it is fulfilled; expired,
+   * the order expires; still open past the order's expiry (`expireIfOpen`), the session is expired
+   * at Stripe first, and whatever Stripe then says decides. Answers whether the order changed.
+   */
+  async function reconcile(order: OrderRow, options: { expireIfOpen: boolean }): Promise<boolean> {
+    if (!stripe || !order.providerRef) return false;
+    let session = await stripe.checkout.sessions.retrieve(order.providerRef);
+    if (session.status === 'open' && options.expireIfOpen) {
+      try {
+        session = await stripe.checkout.sessions.expire(order.providerRef);
+      } catch {
+        // Paid or expired in the meantime: read it again.
+        session = await stripe.checkout.sessions.retrieve(order.providerRef);
+      }
+    }
+    return db.transaction(async (tx) => {
+      const locked = await findOrder(tx, order.id, { lock: true });
+      if (locked?.status !== 'pending') return false;
+      if (session.status === 'expired') return (await settlePending(tx, order.id, { status: 'expired' })) !== undefined;
+      const outcome = await fulfil(tx, locked, session);
+      return outcome === 'fulfilled' || outcome === 'failed';
+    });
+  }
+
+  /** One bounded batch of a job over pending orders; a Stripe error on one order leaves it for the next run. */
+  async function reconcileBatch(which: { pastExpiry: boolean }, limit: number): Promise<number> {
+    if (!stripe) return 0;
+    let settled = 0;
+    for (const order of await pendingOrders(db.orm, { pastExpiry: which.pastExpiry, olderThanMs: RECHECK_AFTER_MS }, limit)) {
+      try {
+        if (await reconcile(order, { expireIfOpen: which.pastExpiry })) settled += 1;
+      } catch (error) {
+        log.warn({ err: error, orderId: order.id }, 'could not settle an order with Stripe; the next run retries');
+      }
+    }
+    return settled;
+  }
+
   /** The order a Checkout Session belongs to: its client_reference_id, which is the order id. */
   const orderIdOf = (session: Stripe.Checkout.Session) => session.client_reference_id ?? session.metadata?.orderId ?? null;
 
   return {
     fulfil,
+
+    /** `expire-orders`: pending orders past their expiry, settled with Stripe (a paid one is fulfilled, never expired). */
+    expireOrders: (limit: number) => reconcileBatch({ pastExpiry: true }, limit),
+
+    /** `reconcile-orders`: pending orders older than a minute, re-checked with Stripe, so a missed webhook costs nobody coins. */
+    reconcileOrders: (limit: number) => reconcileBatch({ pastExpiry: false }, limit),
 
     /** Creates the order and its Checkout Session; inside the caller's transaction (the Idempotency-Key's). */
     async startCheckout(tx: Database, userId: string, priceId: string): Promise<{ orderId: string; url: string; expiresAt: string }> {

@@ -11,12 +11,14 @@ const BATCH = 500;
 /** Batches per run: a backlog larger than this is finished by the next run. */
 const MAX_BATCHES = 20;
 const INTERVAL_MS = 60_000;
+/** Orders one run settles with Stripe (a call or two each). */
+const ORDER_BATCH = 100;
 /** A run holds its job's lease this long at most: a holder that died frees the job by then. */
 const LEASE_MS = 5 * 60_000;
 
 export interface JobResult {
   job: JobName;
-  /** What the run did: for `expire-purchases`, the purchases it expired. */
+  /** What the run did: the purchases expired, or the orders settled. */
   processed: number;
   /** `expire-purchases`: the purchases marked expired (the same as `processed`). */
   expired?: number;
@@ -59,6 +61,9 @@ export default fp(
         }
         return { processed: expired, expired };
       },
+      // Orders are settled one Stripe call at a time: a run takes a bounded batch.
+      'expire-orders': async () => ({ processed: await fastify.checkout.expireOrders(ORDER_BATCH) }),
+      'reconcile-orders': async () => ({ processed: await fastify.checkout.reconcileOrders(ORDER_BATCH) }),
     };
 
     const jobs: Jobs = {
@@ -107,5 +112,5 @@ export default fp(
       });
     }
   },
-  { name: 'jobs', dependencies: ['db'] },
+  { name: 'jobs', dependencies: ['db', 'checkout'] },
 );

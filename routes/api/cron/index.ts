@@ -17,7 +17,9 @@ const cronRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Run a scheduled job now',
         description:
           'For an external scheduler, with `Authorization: Bearer <CRON_SECRET>` (401 otherwise). Jobs: ' +
-          '`expire-purchases` (pending purchases past their time, and idempotency records past their retention). ' +
+          '`expire-purchases` (pending purchases past their time, and idempotency records past their retention), ' +
+          '`expire-orders` (pending orders past their time: their Checkout Session expired at Stripe, or the order fulfilled if it was paid), ' +
+          '`reconcile-orders` (pending orders older than a minute re-checked with Stripe; a paid one is fulfilled). ' +
           'The same jobs run in-process every minute unless CRON_INTERNAL=false. One run of a job at a time across every instance: ' +
           'while one is under way, 409 `job_running`. Every run is recorded with its outcome. 404 `job_not_found` for another name.',
         operationId: 'runJob',

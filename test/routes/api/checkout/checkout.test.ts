@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import t from 'tap';
 import type { App } from '../../../../app.js';
 import { orders, stripeEvents, walletLedger } from '../../../../db/schema.js';
-import { bearer, buildTestApp } from '../../../support/app.js';
+import { bearer, buildTestApp, createTestDatabase } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { economyViolations } from '../../../support/economy.js';
 import { deliver, signatureFor, startStripeStandIn, type StripeStandIn } from '../../../support/stripe.js';
@@ -149,5 +149,62 @@ t.test('checkout with a Stripe stand-in', async (t) => {
     expectStatus(inactive, 409, 'inactive price');
     t.equal(inactive.json().error.code, 'price_inactive');
     t.same(await economyViolations(app), [], 'the ledger and balances agree');
+  });
+});
+
+t.test('the order jobs: a missed webhook costs nobody coins, an unpaid order expires', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const database = await createTestDatabase();
+  const env = { ...stripe.env, CRON_SECRET: 'cron-secret-for-the-order-jobs', CRON_INTERNAL: 'false', DATABASE_URL: database.url };
+  const a = await buildTestApp(t, env);
+  const b = await buildTestApp(t, env);
+  t.teardown(() => database.drop());
+  const { price } = await bundle(a);
+  const fan = await signIn(a, 'fan-jobs');
+  const cron = (app: App, job: string) => app.inject({ method: 'POST', url: `/api/cron/${job}`, headers: { authorization: 'Bearer cron-secret-for-the-order-jobs' } });
+  const order = async () => {
+    const id = (await checkout(a, fan, price.id)).json().data.orderId as string;
+    return { id, sessionId: (await orderRow(a, id))?.providerRef as string };
+  };
+  const age = (id: string, minutes: number) => a.db.orm.update(orders).set({ createdAt: sql`now() - ${`${minutes} minutes`}::interval` }).where(eq(orders.id, id));
+
+  t.test('reconcile-orders fulfils paid orders whose webhook never came, once, whichever instance runs it', async (t) => {
+    const paid = await Promise.all([order(), order(), order()]);
+    const unpaid = await order();
+    for (const { id, sessionId } of paid) {
+      stripe.pay(sessionId);
+      await age(id, 2);
+    }
+    await age(unpaid.id, 2);
+    const fresh = await order();
+    stripe.pay(fresh.sessionId);
+    const before = await balanceOf(a, fan);
+    const runs = await Promise.all([cron(a, 'reconcile-orders'), cron(b, 'reconcile-orders')]);
+    const processed = runs.filter((res) => res.statusCode === 200).map((res) => res.json().data.processed as number);
+    t.ok(runs.every((res) => res.statusCode === 200 || (res.statusCode === 409 && res.json().error.code === 'job_running')), 'each run answered 200, or 409 while the other ran');
+    const again = await cron(b, 'reconcile-orders');
+    t.equal(processed.reduce((sum, n) => sum + n, 0) + again.json().data.processed, 3, 'the three paid orders, settled once in all');
+    t.equal(await balanceOf(a, fan), before + 3 * 1100, 'credited once each');
+    for (const { id } of paid) t.equal(await topups(a, id), 1);
+    t.equal((await orderRow(a, unpaid.id))?.status, 'pending', 'an unpaid order within its time stays pending');
+    t.equal((await orderRow(a, fresh.id))?.status, 'pending', 'an order younger than a minute is left to its webhook');
+  });
+
+  t.test('expire-orders expires unpaid orders past their time at Stripe too, and fulfils a paid one instead', async (t) => {
+    const unpaid = await order();
+    const paidLate = await order();
+    stripe.pay(paidLate.sessionId);
+    for (const { id } of [unpaid, paidLate]) await a.db.orm.update(orders).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(orders.id, id));
+    const before = await balanceOf(a, fan);
+    const res = await cron(a, 'expire-orders');
+    t.equal(res.statusCode, 200, res.body);
+    t.ok(res.json().data.processed >= 2);
+    t.equal((await orderRow(a, unpaid.id))?.status, 'expired');
+    t.equal(stripe.sessions.get(unpaid.sessionId)?.status, 'expired', 'the session was expired at Stripe: it can no longer be paid');
+    t.equal((await orderRow(a, paidLate.id))?.status, 'fulfilled', 'paid, so fulfilled, never expired');
+    t.equal(await balanceOf(a, fan), before + 1100);
+    t.same((await cron(a, 'expire-orders')).json().data, { job: 'expire-orders', processed: 0 }, 'a second run finds none');
+    t.same(await economyViolations(a), []);
   });
 });
