@@ -540,6 +540,10 @@ export const orders = pgTable(
     checkoutUrl: text('checkout_url'),
     paymentIntent: text('payment_intent'),
     failureReason: text('failure_reason'),
+    /** Refunds: the charge's amount refunded so far, the coins reversed for it, and of those the ones the balance could not give back. */
+    amountRefunded: integer('amount_refunded').notNull().default(0),
+    coinsReversed: integer('coins_reversed').notNull().default(0),
+    uncollected: integer('uncollected').notNull().default(0),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     fulfilledAt: ts('fulfilled_at'),
@@ -551,6 +555,9 @@ export const orders = pgTable(
     check('orders_fulfilled_check', sql`(${table.status} in ('fulfilled', 'refunded', 'disputed')) = (${table.fulfilledAt} is not null)`),
     index('orders_user_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
     index('orders_pending_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
+    index('orders_payment_intent_idx').on(table.paymentIntent),
+    index('orders_uncollected_idx').on(table.createdAt).where(sql`${table.uncollected} > 0`),
+    check('orders_reversal_check', sql`${table.uncollected} >= 0 and ${table.uncollected} <= ${table.coinsReversed} and ${table.coinsReversed} <= ${table.coins}`),
   ],
 );
 

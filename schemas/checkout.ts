@@ -35,6 +35,22 @@ export const Order = Type.Object(
 );
 export type Order = Static<typeof Order>;
 
+export const AdminOrder = Type.Object(
+  {
+    ...Order.properties,
+    userId: Id,
+    amountRefunded: Int({ description: 'Of `amount`, refunded so far' }),
+    coinsReversed: Int({ description: 'Coins the refunds reversed' }),
+    uncollected: Int({ description: 'Of those, the coins the balance could not give back' }),
+  },
+  { $id: 'AdminOrder', additionalProperties: false },
+);
+export type AdminOrder = Static<typeof AdminOrder>;
+export const AdminOrderPage = Page(Type.Ref(AdminOrder));
+export const AdminOrderQuery = PageQuery({
+  uncollected: Type.Optional(Type.Boolean({ description: 'Only orders whose refunds left coins uncollected' })),
+});
+
 export const OrderResponse = Envelope(Type.Ref(Order));
 export const OrderPage = Page(Type.Ref(Order));
 export const OrderQuery = PageQuery({});

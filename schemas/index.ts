@@ -16,7 +16,7 @@ import {
 } from './auth.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
 import { JobResult } from './jobs.js';
-import { CheckoutSession, CreateCheckoutBody, Order } from './checkout.js';
+import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order } from './checkout.js';
 import { CronJob, LedgerKind, MobileProvider, OrderStatus, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
 import {
   AddCollectibleAction,
@@ -61,6 +61,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   CreateCheckoutBody,
   CheckoutSession,
   Order,
+  AdminOrder,
   CronJob,
   JobResult,
   Price,

@@ -6,6 +6,7 @@ import adminPackRoutes from './admin/packs/index.js';
 import adminTeamRoutes from './admin/teams/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import adminWalletRoutes from './admin/wallets/index.js';
+import adminOrderRoutes from './admin/orders/index.js';
 import adminPriceRoutes from './admin/prices/index.js';
 import adminProductRoutes from './admin/products/index.js';
 import checkoutRoutes from './checkout/index.js';
@@ -41,5 +42,6 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(adminPriceRoutes, { prefix: '/admin/prices' });
   await app.register(checkoutRoutes, { prefix: '/checkout' });
   await app.register(webhookRoutes, { prefix: '/webhooks' });
+  await app.register(adminOrderRoutes, { prefix: '/admin/orders' });
   await app.register(cronRoutes, { prefix: '/cron' });
 }

@@ -41,8 +41,10 @@ export interface StripeStandIn {
   /** Marks a session paid, as Stripe does when the buyer pays. */
   pay(sessionId: string): StandInSession;
   expire(sessionId: string): StandInSession;
-  /** A Stripe event object around a copy of the session. */
-  event(type: string, session: StandInSession, id?: string): { id: string; body: string };
+  /** A Stripe event object around a copy of its object (a session, a charge). */
+  event(type: string, object: object, id?: string): { id: string; body: string };
+  /** The charge of a paid session, as `charge.refunded` carries it, with `amountRefunded` so far. */
+  charge(session: StandInSession, amountRefunded: number): object;
   close(): Promise<void>;
 }
 
@@ -130,9 +132,22 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     requests,
     pay: (sessionId) => change(sessionId, { status: 'complete', payment_status: 'paid', payment_intent: `pi_${randomBytes(8).toString('hex')}` }),
     expire: (sessionId) => change(sessionId, { status: 'expired', url: null }),
-    event: (type, session, id = `evt_${randomBytes(12).toString('hex')}`) => ({
+    event: (type, object, id = `evt_${randomBytes(12).toString('hex')}`) => ({
       id,
-      body: JSON.stringify({ id, object: 'event', api_version: '2025-01-27.acacia', created: now(), livemode: false, pending_webhooks: 1, type, data: { object: { ...session } } }),
+      body: JSON.stringify({ id, object: 'event', api_version: '2025-01-27.acacia', created: now(), livemode: false, pending_webhooks: 1, type, data: { object: { ...object } } }),
+    }),
+    charge: (session, amountRefunded) => ({
+      id: `ch_${session.id.slice(8, 20)}`,
+      object: 'charge',
+      amount: session.amount_total,
+      amount_captured: session.amount_total,
+      amount_refunded: amountRefunded,
+      refunded: amountRefunded >= session.amount_total,
+      currency: session.currency,
+      payment_intent: session.payment_intent,
+      paid: true,
+      status: 'succeeded',
+      livemode: false,
     }),
     close: () =>
       new Promise<void>((resolve) => {

@@ -88,6 +88,39 @@ export async function pendingOrders(db: Database, which: { pastExpiry: boolean; 
     .limit(limit);
 }
 
+export async function findOrderByPaymentIntent(tx: Database, paymentIntent: string): Promise<OrderRow | undefined> {
+  const [row] = await tx.select().from(orders).where(eq(orders.paymentIntent, paymentIntent)).for('update');
+  return row;
+}
+
+export async function recordRefund(
+  tx: Database,
+  id: string,
+  refund: { amountRefunded: number; coinsReversed: number; uncollectedAdded: number; fullyRefunded: boolean },
+): Promise<void> {
+  await tx
+    .update(orders)
+    .set({
+      amountRefunded: sql`greatest(${orders.amountRefunded}, ${refund.amountRefunded})`,
+      coinsReversed: refund.coinsReversed,
+      uncollected: sql`${orders.uncollected} + ${refund.uncollectedAdded}`,
+      ...(refund.fullyRefunded ? { status: 'refunded' as const } : {}),
+      updatedAt: sql`now()`,
+    })
+    .where(eq(orders.id, id));
+}
+
+/** Every order, or only those whose refunds could not take back every coin, newest first (platform admins). */
+export async function listAdminOrders(db: Database, page: { limit: number; after?: CursorKey; uncollectedOnly: boolean }) {
+  const rows = await db
+    .select()
+    .from(orders)
+    .where(and(page.uncollectedOnly ? sql`${orders.uncollected} > 0` : undefined, afterCursor(orders.createdAt, orders.id, page.after)))
+    .orderBy(sql`${orders.createdAt} desc, ${orders.id} desc`)
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
+}
+
 /** Records a Stripe event as handled; false when it was handled before. */
 export async function recordEvent(tx: Database, id: string, type: string): Promise<boolean> {
   const inserted = await tx.insert(stripeEvents).values({ id, type }).onConflictDoNothing().returning({ id: stripeEvents.id });

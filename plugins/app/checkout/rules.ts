@@ -32,5 +32,23 @@ export function paymentIntentId(session: PaidSession): string | null {
   return typeof intent === 'string' ? intent : intent.id;
 }
 
+/**
+ * What a refund takes back: the refunded share of the order's coins (Stripe reports the charge's
+ * cumulative `amount_refunded`, so each refund event asks for the total so far), less what
+ * earlier refunds already reversed; taken from the balance as far as it goes, never below zero,
+ * and the rest recorded as uncollected.
+ */
+export function refundPlan(
+  order: { coins: number; amount: number; coinsReversed: number },
+  amountRefunded: number,
+  balance: number,
+): { target: number; take: number; uncollected: number; fullyRefunded: boolean } {
+  const share = Math.min(Math.max(amountRefunded, 0), order.amount);
+  const target = Math.max(order.coinsReversed, Math.floor((order.coins * share) / order.amount));
+  const owed = target - order.coinsReversed;
+  const take = Math.min(owed, Math.max(balance, 0));
+  return { target, take, uncollected: owed - take, fullyRefunded: share >= order.amount };
+}
+
 /** A pending order older than this is re-checked with Stripe when read: a webhook may have been missed. */
 export const RECHECK_AFTER_MS = 60_000;

@@ -1,15 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type Stripe from 'stripe';
 import type { OrderRow } from '../../../db/schema.js';
-import type { Order } from '../../../schemas/checkout.js';
+import type { AdminOrder, Order } from '../../../schemas/checkout.js';
 import type { CheckoutConfig } from '../../external/env.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { findPrice, findProduct } from '../products/repository.js';
-import { appendLedgerEntry } from '../wallets/repository.js';
-import { attachSession, findOrder, insertOrder, listOrders, pendingOrders, recordEvent, settlePending } from './repository.js';
-import { isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS } from './rules.js';
+import { appendLedgerEntry, lockedBalance } from '../wallets/repository.js';
+import { attachSession, findOrder, findOrderByPaymentIntent, insertOrder, listAdminOrders, listOrders, pendingOrders, recordEvent, recordRefund, settlePending } from './repository.js';
+import { isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS, refundPlan } from './rules.js';
 
 const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
 const unavailable = () => new ServiceUnavailableError('checkout_unavailable', 'Checkout is not available right now; try again later.', 30);
@@ -32,8 +32,12 @@ export function toOrder(row: OrderRow): Order {
   };
 }
 
+export function toAdminOrder(row: OrderRow): AdminOrder {
+  return { ...toOrder(row), userId: row.userId, amountRefunded: row.amountRefunded, coinsReversed: row.coinsReversed, uncollected: row.uncollected };
+}
+
 /** The Stripe event types that move an order; every other type is acknowledged and ignored. */
-const HANDLED_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'checkout.session.async_payment_failed', 'checkout.session.expired']);
+const SESSION_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'checkout.session.async_payment_failed', 'checkout.session.expired']);
 
 /**
  * Orders of coin bundles paid through Stripe Checkout. One `fulfil` for every path (the webhook,
@@ -96,6 +100,25 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     return settled;
   }
 
+  /**
+   * A refund of an order's charge takes back the refunded share of its coins, never below zero;
+   * what the balance cannot give back is recorded as uncollected (platform admins list it).
+   */
+  async function refund(tx: Database, charge: Stripe.Charge): Promise<void> {
+    const paymentIntent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
+    const order = paymentIntent ? await findOrderByPaymentIntent(tx, paymentIntent) : undefined;
+    if (!order || (order.status !== 'fulfilled' && order.status !== 'refunded')) {
+      log.warn({ chargeId: charge.id, paymentIntent }, 'a refund for no fulfilled order of ours: ignored');
+      return;
+    }
+    const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
+    if (plan.take > 0) {
+      await appendLedgerEntry(tx, { userId: order.userId, amount: -plan.take, kind: 'refund', reference: order.id, reason: 'the payment was refunded' }, new Date());
+    }
+    await recordRefund(tx, order.id, { amountRefunded: charge.amount_refunded, coinsReversed: plan.target, uncollectedAdded: plan.uncollected, fullyRefunded: plan.fullyRefunded });
+    if (plan.uncollected > 0) log.warn({ orderId: order.id, uncollected: plan.uncollected }, 'a refund could not take back every coin: recorded as uncollected');
+  }
+
   /** The order a Checkout Session belongs to: its client_reference_id, which is the order id. */
   const orderIdOf = (session: Stripe.Checkout.Session) => session.client_reference_id ?? session.metadata?.orderId ?? null;
 
@@ -155,7 +178,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     handleEvent(event: Stripe.Event): Promise<void> {
       return db.transaction(async (tx) => {
         if (!(await recordEvent(tx, event.id, event.type))) return;
-        if (!HANDLED_EVENTS.has(event.type)) return;
+        if (event.type === 'charge.refunded') return refund(tx, event.data.object as Stripe.Charge);
+        if (!SESSION_EVENTS.has(event.type)) return;
         const session = event.data.object as Stripe.Checkout.Session;
         const orderId = orderIdOf(session);
         const order = orderId ? await findOrder(tx, orderId, { lock: true }) : undefined;
@@ -167,6 +191,12 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
         else if (event.type === 'checkout.session.async_payment_failed') await settlePending(tx, order.id, { status: 'failed', reason: 'the payment failed' });
         else await fulfil(tx, order, session);
       });
+    },
+
+    /** Every order, or those whose refunds left coins uncollected, for platform admins. */
+    async adminOrders(query: { limit?: number; cursor?: string; uncollected?: boolean }) {
+      const page = await listAdminOrders(db.orm, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), uncollectedOnly: query.uncollected === true });
+      return { items: page.items.map(toAdminOrder), nextCursor: page.nextCursor };
     },
 
     async orders(userId: string, query: { limit?: number; cursor?: string }) {

@@ -8,6 +8,12 @@ import { planEntry } from './rules.js';
 
 /** SQL of wallets and their ledger. Writes run inside the caller's transaction. */
 
+/** The balance, with the wallet's row held until the transaction ends (0 without a wallet). */
+export async function lockedBalance(tx: Database, userId: string): Promise<number> {
+  const [row] = await tx.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.userId, userId)).for('update');
+  return row?.balance ?? 0;
+}
+
 export async function balanceOf(db: Database, userId: string): Promise<number> {
   const [row] = await db.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.userId, userId));
   return row?.balance ?? 0;

@@ -208,3 +208,54 @@ t.test('the order jobs: a missed webhook costs nobody coins, an unpaid order exp
     t.same(await economyViolations(a), []);
   });
 });
+
+t.test('refunds take the coins back, never below zero; the rest is uncollected', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-refunds');
+  const paidOrder = async () => {
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
+    expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
+    return { id, session };
+  };
+  const spend = (coins: number) => app.inject({ method: 'POST', url: '/api/admin/wallets/fan-refunds/adjustments', headers: bearer(ADMIN), payload: { amount: -coins, reason: 'spent on packs' } });
+
+  t.test('a full refund after the coins were spent: balance 0, the rest uncollected', async (t) => {
+    const { id, session } = await paidOrder();
+    expectStatus(await spend(1000), 201, 'spend');
+    t.equal(await balanceOf(app, fan), 100);
+    const refund = stripe.event('charge.refunded', stripe.charge(session, 999));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => deliver(app, refund.body)));
+    t.same(answers.map((res) => res.statusCode), Array(5).fill(200));
+    t.equal(await balanceOf(app, fan), 0, 'never below zero');
+    t.match(await orderRow(app, id), { status: 'refunded', amountRefunded: 999, coinsReversed: 1100, uncollected: 1000 });
+    const listed = await app.inject({ method: 'GET', url: '/api/admin/orders?uncollected=true', headers: bearer(ADMIN) });
+    expectStatus(listed, 200, 'admin list');
+    t.same(listed.json().data.map((order: { id: string; uncollected: number; userId: string }) => [order.id, order.uncollected, order.userId]), [[id, 1000, 'fan-refunds']]);
+    t.equal((await app.inject({ method: 'GET', url: '/api/admin/orders?uncollected=true', headers: bearer(fan) })).statusCode, 403, 'for platform admins only');
+  });
+
+  t.test('partial refunds add up: each event asks for the total so far', async (t) => {
+    const { id, session } = await paidOrder();
+    const before = await balanceOf(app, fan);
+    expectStatus(await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 500)).body), 200, 'half');
+    t.equal(await balanceOf(app, fan), before - 550, 'the refunded share: 1100 coins x 500/999, rounded down');
+    t.match(await orderRow(app, id), { status: 'fulfilled', coinsReversed: 550, uncollected: 0 });
+    expectStatus(await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 999)).body), 200, 'the rest');
+    t.equal(await balanceOf(app, fan), before - 1100, 'then the rest, not 1100 again');
+    t.match(await orderRow(app, id), { status: 'refunded', coinsReversed: 1100 });
+    expectStatus(await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 500)).body), 200, 'a late, smaller total');
+    t.equal(await balanceOf(app, fan), before - 1100, 'changes nothing');
+  });
+
+  t.test('a refund of no order of ours is acknowledged and ignored', async (t) => {
+    const before = await balanceOf(app, fan);
+    const stray = stripe.charge({ ...[...stripe.sessions.values()][0], payment_intent: 'pi_not_ours', amount_total: 999 } as Parameters<typeof stripe.charge>[0], 999);
+    expectStatus(await deliver(app, stripe.event('charge.refunded', stray).body), 200, 'stray');
+    t.equal(await balanceOf(app, fan), before);
+    t.same(await economyViolations(app), []);
+  });
+});
