@@ -544,6 +544,9 @@ export const orders = pgTable(
     amountRefunded: integer('amount_refunded').notNull().default(0),
     coinsReversed: integer('coins_reversed').notNull().default(0),
     uncollected: integer('uncollected').notNull().default(0),
+    /** An open dispute: the coins it took back, and those it could not; a dispute won returns the first. */
+    disputeTaken: integer('dispute_taken').notNull().default(0),
+    disputeUncollected: integer('dispute_uncollected').notNull().default(0),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     fulfilledAt: ts('fulfilled_at'),

@@ -45,6 +45,8 @@ export interface StripeStandIn {
   event(type: string, object: object, id?: string): { id: string; body: string };
   /** The charge of a paid session, as `charge.refunded` carries it, with `amountRefunded` so far. */
   charge(session: StandInSession, amountRefunded: number): object;
+  /** A dispute of a paid session's charge, as `charge.dispute.*` carries it. */
+  dispute(session: StandInSession, status: 'needs_response' | 'won' | 'lost'): object;
   close(): Promise<void>;
 }
 
@@ -135,6 +137,17 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     event: (type, object, id = `evt_${randomBytes(12).toString('hex')}`) => ({
       id,
       body: JSON.stringify({ id, object: 'event', api_version: '2025-01-27.acacia', created: now(), livemode: false, pending_webhooks: 1, type, data: { object: { ...object } } }),
+    }),
+    dispute: (session, status) => ({
+      id: `dp_${session.id.slice(8, 20)}`,
+      object: 'dispute',
+      amount: session.amount_total,
+      currency: session.currency,
+      charge: `ch_${session.id.slice(8, 20)}`,
+      payment_intent: session.payment_intent,
+      reason: 'fraudulent',
+      status,
+      livemode: false,
     }),
     charge: (session, amountRefunded) => ({
       id: `ch_${session.id.slice(8, 20)}`,

@@ -110,6 +110,25 @@ export async function recordRefund(
     .where(eq(orders.id, id));
 }
 
+/** A dispute opened (coins reversed) or closed as won (the coins it took returned). */
+export async function recordDispute(
+  tx: Database,
+  id: string,
+  change: { opened: { coinsReversed: number; taken: number; uncollected: number } } | { won: { coinsReversed: number; uncollected: number } },
+): Promise<void> {
+  const set =
+    'opened' in change
+      ? {
+          status: 'disputed' as const,
+          coinsReversed: change.opened.coinsReversed,
+          uncollected: sql`${orders.uncollected} + ${change.opened.uncollected}`,
+          disputeTaken: change.opened.taken,
+          disputeUncollected: change.opened.uncollected,
+        }
+      : { status: 'fulfilled' as const, coinsReversed: change.won.coinsReversed, uncollected: change.won.uncollected, disputeTaken: 0, disputeUncollected: 0 };
+  await tx.update(orders).set({ ...set, updatedAt: sql`now()` }).where(eq(orders.id, id));
+}
+
 /** Every order, or only those whose refunds could not take back every coin, newest first (platform admins). */
 export async function listAdminOrders(db: Database, page: { limit: number; after?: CursorKey; uncollectedOnly: boolean }) {
   const rows = await db

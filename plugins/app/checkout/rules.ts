@@ -50,5 +50,12 @@ export function refundPlan(
   return { target, take, uncollected: owed - take, fullyRefunded: share >= order.amount };
 }
 
+/** A dispute takes back every coin the order still grants, as far as the balance goes. */
+export function disputePlan(order: { coins: number; coinsReversed: number }, balance: number): { target: number; take: number; uncollected: number } {
+  const owed = order.coins - order.coinsReversed;
+  const take = Math.min(owed, Math.max(balance, 0));
+  return { target: order.coins, take, uncollected: owed - take };
+}
+
 /** A pending order older than this is re-checked with Stripe when read: a webhook may have been missed. */
 export const RECHECK_AFTER_MS = 60_000;

@@ -8,8 +8,8 @@ import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors
 import { decodeCursor } from '../pagination.js';
 import { findPrice, findProduct } from '../products/repository.js';
 import { appendLedgerEntry, lockedBalance } from '../wallets/repository.js';
-import { attachSession, findOrder, findOrderByPaymentIntent, insertOrder, listAdminOrders, listOrders, pendingOrders, recordEvent, recordRefund, settlePending } from './repository.js';
-import { isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS, refundPlan } from './rules.js';
+import { attachSession, findOrder, findOrderByPaymentIntent, insertOrder, listAdminOrders, listOrders, pendingOrders, recordDispute, recordEvent, recordRefund, settlePending } from './repository.js';
+import { disputePlan, isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS, refundPlan } from './rules.js';
 
 const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
 const unavailable = () => new ServiceUnavailableError('checkout_unavailable', 'Checkout is not available right now; try again later.', 30);
@@ -105,10 +105,9 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
    * what the balance cannot give back is recorded as uncollected (platform admins list it).
    */
   async function refund(tx: Database, charge: Stripe.Charge): Promise<void> {
-    const paymentIntent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
-    const order = paymentIntent ? await findOrderByPaymentIntent(tx, paymentIntent) : undefined;
+    const order = await orderOfPayment(tx, charge.payment_intent);
     if (!order || (order.status !== 'fulfilled' && order.status !== 'refunded')) {
-      log.warn({ chargeId: charge.id, paymentIntent }, 'a refund for no fulfilled order of ours: ignored');
+      log.warn({ chargeId: charge.id }, 'a refund for no fulfilled order of ours: ignored');
       return;
     }
     const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
@@ -117,6 +116,38 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     }
     await recordRefund(tx, order.id, { amountRefunded: charge.amount_refunded, coinsReversed: plan.target, uncollectedAdded: plan.uncollected, fullyRefunded: plan.fullyRefunded });
     if (plan.uncollected > 0) log.warn({ orderId: order.id, uncollected: plan.uncollected }, 'a refund could not take back every coin: recorded as uncollected');
+  }
+
+  const orderOfPayment = async (tx: Database, paymentIntent: string | Stripe.PaymentIntent | null) => {
+    const id = typeof paymentIntent === 'string' ? paymentIntent : paymentIntent?.id;
+    return id ? findOrderByPaymentIntent(tx, id) : undefined;
+  };
+
+  /** A dispute opened: every coin the order still grants is taken back, never below zero. */
+  async function disputeOpened(tx: Database, dispute: Stripe.Dispute): Promise<void> {
+    const order = await orderOfPayment(tx, dispute.payment_intent);
+    if (order?.status !== 'fulfilled') {
+      log.warn({ disputeId: dispute.id }, 'a dispute for no fulfilled order of ours: ignored');
+      return;
+    }
+    const plan = disputePlan(order, await lockedBalance(tx, order.userId));
+    if (plan.take > 0) {
+      await appendLedgerEntry(tx, { userId: order.userId, amount: -plan.take, kind: 'refund', reference: order.id, reason: 'the payment is disputed' }, new Date());
+    }
+    await recordDispute(tx, order.id, { opened: { coinsReversed: plan.target, taken: plan.take, uncollected: plan.uncollected } });
+    log.warn({ orderId: order.id, disputeId: dispute.id, taken: plan.take, uncollected: plan.uncollected }, 'a payment is disputed: its coins are taken back');
+  }
+
+  /** A dispute closed: won, the coins it took come back; lost, the order stays disputed. */
+  async function disputeClosed(tx: Database, dispute: Stripe.Dispute): Promise<void> {
+    const order = await orderOfPayment(tx, dispute.payment_intent);
+    if (order?.status !== 'disputed' || dispute.status !== 'won') return;
+    if (order.disputeTaken > 0) {
+      await appendLedgerEntry(tx, { userId: order.userId, amount: order.disputeTaken, kind: 'adjustment', reference: order.id, reason: 'the dispute was won: coins returned' }, new Date());
+    }
+    await recordDispute(tx, order.id, {
+      won: { coinsReversed: order.coinsReversed - order.disputeTaken - order.disputeUncollected, uncollected: order.uncollected - order.disputeUncollected },
+    });
   }
 
   /** The order a Checkout Session belongs to: its client_reference_id, which is the order id. */
@@ -179,6 +210,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
       return db.transaction(async (tx) => {
         if (!(await recordEvent(tx, event.id, event.type))) return;
         if (event.type === 'charge.refunded') return refund(tx, event.data.object as Stripe.Charge);
+        if (event.type === 'charge.dispute.created') return disputeOpened(tx, event.data.object as Stripe.Dispute);
+        if (event.type === 'charge.dispute.closed') return disputeClosed(tx, event.data.object as Stripe.Dispute);
         if (!SESSION_EVENTS.has(event.type)) return;
         const session = event.data.object as Stripe.Checkout.Session;
         const orderId = orderIdOf(session);

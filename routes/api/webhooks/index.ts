@@ -18,7 +18,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Verifies `Stripe-Signature` over the raw body (5 minutes of tolerance) before reading it: a bad, missing or stale signature is 400 `invalid_signature` and nothing is stored. ' +
           'Each event is handled once (its id is stored with its effect); a duplicate or an ignored type answers 200. Handled: `checkout.session.completed`, ' +
-          '`checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`, `checkout.session.expired`, `charge.refunded` (the refunded share of the coins taken back, never below zero; the rest recorded as uncollected). 503 `checkout_unavailable` when Stripe is not configured.',
+          '`checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`, `checkout.session.expired`, `charge.refunded` (the refunded share of the coins taken back, never below zero; the rest recorded as uncollected), `charge.dispute.created` and `charge.dispute.closed` (a won dispute returns the coins). 503 `checkout_unavailable` when Stripe is not configured.',
         operationId: 'stripeWebhook',
         response: { 200: WebhookAck, ...errorResponses(415) },
       },

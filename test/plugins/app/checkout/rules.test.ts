@@ -27,3 +27,10 @@ t.test('a refund takes back the refunded share, never below zero', async (t) => 
   t.same(refundPlan(order, -1, 5000).take, 0);
   t.same(refundPlan(order, 999, -5).take, 0, 'a negative balance gives nothing');
 });
+
+t.test('a dispute takes back what the order still grants, never below zero', async (t) => {
+  const { disputePlan } = await import('../../../../plugins/app/checkout/rules.js');
+  t.same(disputePlan({ coins: 1100, coinsReversed: 0 }, 5000), { target: 1100, take: 1100, uncollected: 0 });
+  t.same(disputePlan({ coins: 1100, coinsReversed: 0 }, 500), { target: 1100, take: 500, uncollected: 600 });
+  t.same(disputePlan({ coins: 1100, coinsReversed: 550 }, 5000), { target: 1100, take: 550, uncollected: 0 }, 'after a partial refund');
+});

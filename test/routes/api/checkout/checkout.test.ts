@@ -259,3 +259,36 @@ t.test('refunds take the coins back, never below zero; the rest is uncollected',
     t.same(await economyViolations(app), []);
   });
 });
+
+t.test('a dispute takes the coins back; won, they come back', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-disputes');
+  const paidOrder = async () => {
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
+    expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
+    return { id, session };
+  };
+  const spend = (coins: number) => app.inject({ method: 'POST', url: '/api/admin/wallets/fan-disputes/adjustments', headers: bearer(ADMIN), payload: { amount: -coins, reason: 'spent on packs' } });
+
+  const won = await paidOrder();
+  expectStatus(await spend(600), 201, 'spend');
+  t.equal(await balanceOf(app, fan), 500);
+  const opened = stripe.event('charge.dispute.created', stripe.dispute(won.session, 'needs_response'));
+  await Promise.all([deliver(app, opened.body), deliver(app, opened.body)]);
+  t.equal(await balanceOf(app, fan), 0, 'taken back as far as the balance goes');
+  t.match(await orderRow(app, won.id), { status: 'disputed', coinsReversed: 1100, uncollected: 600, disputeTaken: 500 });
+  expectStatus(await deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(won.session, 'won')).body), 200, 'won');
+  t.equal(await balanceOf(app, fan), 500, 'the coins it took come back');
+  t.match(await orderRow(app, won.id), { status: 'fulfilled', coinsReversed: 0, uncollected: 0, disputeTaken: 0 });
+
+  const lost = await paidOrder();
+  expectStatus(await deliver(app, stripe.event('charge.dispute.created', stripe.dispute(lost.session, 'needs_response')).body), 200, 'opened');
+  expectStatus(await deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(lost.session, 'lost')).body), 200, 'lost');
+  t.equal(await balanceOf(app, fan), 500, 'lost: the coins stay taken');
+  t.equal((await orderRow(app, lost.id))?.status, 'disputed');
+  t.same(await economyViolations(app), []);
+});
