@@ -27,6 +27,18 @@ const balanceOf = async (app: App, token: string) => (await app.inject({ method:
 const topups = async (app: App, orderId: string) => (await app.db.orm.select().from(walletLedger).where(eq(walletLedger.reference, orderId))).length;
 const orderRow = async (app: App, id: string) => (await app.db.orm.select().from(orders).where(eq(orders.id, id)))[0];
 
+/** An order paid and fulfilled through the webhook. */
+async function paidOrder(app: App, stripe: StripeStandIn, token: string, priceId: string) {
+  const id = (await checkout(app, token, priceId)).json().data.orderId as string;
+  const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
+  expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
+  return { id, session };
+}
+
+/** Coins spent (an admin debit stands in for buying packs). */
+const spend = (app: App, userId: string, coins: number) =>
+  app.inject({ method: 'POST', url: `/api/admin/wallets/${userId}/adjustments`, headers: bearer(ADMIN), payload: { amount: -coins, reason: 'spent on packs' } });
+
 t.test('without Stripe configured, checkout answers 503 and the rest works', async (t) => {
   const app = await buildTestApp(t);
   const { price } = await bundle(app);
@@ -215,17 +227,10 @@ t.test('refunds take the coins back, never below zero; the rest is uncollected',
   const app = await buildTestApp(t, stripe.env);
   const { price } = await bundle(app);
   const fan = await signIn(app, 'fan-refunds');
-  const paidOrder = async () => {
-    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
-    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
-    expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
-    return { id, session };
-  };
-  const spend = (coins: number) => app.inject({ method: 'POST', url: '/api/admin/wallets/fan-refunds/adjustments', headers: bearer(ADMIN), payload: { amount: -coins, reason: 'spent on packs' } });
 
   t.test('a full refund after the coins were spent: balance 0, the rest uncollected', async (t) => {
-    const { id, session } = await paidOrder();
-    expectStatus(await spend(1000), 201, 'spend');
+    const { id, session } = await paidOrder(app, stripe, fan, price.id);
+    expectStatus(await spend(app, 'fan-refunds', 1000), 201, 'spend');
     t.equal(await balanceOf(app, fan), 100);
     const refund = stripe.event('charge.refunded', stripe.charge(session, 999));
     const answers = await Promise.all(Array.from({ length: 5 }, () => deliver(app, refund.body)));
@@ -239,7 +244,7 @@ t.test('refunds take the coins back, never below zero; the rest is uncollected',
   });
 
   t.test('partial refunds add up: each event asks for the total so far', async (t) => {
-    const { id, session } = await paidOrder();
+    const { id, session } = await paidOrder(app, stripe, fan, price.id);
     const before = await balanceOf(app, fan);
     expectStatus(await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 500)).body), 200, 'half');
     t.equal(await balanceOf(app, fan), before - 550, 'the refunded share: 1100 coins x 500/999, rounded down');
@@ -266,16 +271,9 @@ t.test('a dispute takes the coins back; won, they come back', async (t) => {
   const app = await buildTestApp(t, stripe.env);
   const { price } = await bundle(app);
   const fan = await signIn(app, 'fan-disputes');
-  const paidOrder = async () => {
-    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
-    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
-    expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
-    return { id, session };
-  };
-  const spend = (coins: number) => app.inject({ method: 'POST', url: '/api/admin/wallets/fan-disputes/adjustments', headers: bearer(ADMIN), payload: { amount: -coins, reason: 'spent on packs' } });
 
-  const won = await paidOrder();
-  expectStatus(await spend(600), 201, 'spend');
+  const won = await paidOrder(app, stripe, fan, price.id);
+  expectStatus(await spend(app, 'fan-disputes', 600), 201, 'spend');
   t.equal(await balanceOf(app, fan), 500);
   const opened = stripe.event('charge.dispute.created', stripe.dispute(won.session, 'needs_response'));
   await Promise.all([deliver(app, opened.body), deliver(app, opened.body)]);
@@ -285,7 +283,7 @@ t.test('a dispute takes the coins back; won, they come back', async (t) => {
   t.equal(await balanceOf(app, fan), 500, 'the coins it took come back');
   t.match(await orderRow(app, won.id), { status: 'fulfilled', coinsReversed: 0, uncollected: 0, disputeTaken: 0 });
 
-  const lost = await paidOrder();
+  const lost = await paidOrder(app, stripe, fan, price.id);
   expectStatus(await deliver(app, stripe.event('charge.dispute.created', stripe.dispute(lost.session, 'needs_response')).body), 200, 'opened');
   expectStatus(await deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(lost.session, 'lost')).body), 200, 'lost');
   t.equal(await balanceOf(app, fan), 500, 'lost: the coins stay taken');
