@@ -175,6 +175,9 @@ export function signatureFor(body: string, options: { secret?: string; timestamp
   return Stripe.webhooks.generateTestHeaderString({ payload: body, secret: options.secret ?? STRIPE_WEBHOOK_SECRET, ...(options.timestamp ? { timestamp: options.timestamp } : {}) });
 }
 
+/** Where Stripe delivers events. */
+export const deliverable = { path: '/api/webhooks/stripe' };
+
 export function deliver(app: App, body: string, signature = signatureFor(body)) {
   return app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature }, payload: body });
 }
