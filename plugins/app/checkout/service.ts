@@ -104,10 +104,11 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
    * A refund of an order's charge takes back the refunded share of its coins, never below zero;
    * what the balance cannot give back is recorded as uncollected (platform admins list it).
    */
-  async function refund(tx: Database, charge: Stripe.Charge): Promise<void> {
+  async function refund(tx: Database, charge: Stripe.Charge, event: Stripe.Event): Promise<void> {
     const order = await orderOfPayment(tx, charge.payment_intent);
-    if (!order || (order.status !== 'fulfilled' && order.status !== 'refunded')) {
-      log.warn({ chargeId: charge.id }, 'a refund for no fulfilled order of ours: ignored');
+    if (!order) return notYetFulfilled(event);
+    if (order.status !== 'fulfilled' && order.status !== 'refunded') {
+      log.warn({ chargeId: charge.id, orderId: order.id, status: order.status }, 'a refund of an order that is neither fulfilled nor refunded: ignored');
       return;
     }
     const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
@@ -118,15 +119,32 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     if (plan.uncollected > 0) log.warn({ orderId: order.id, uncollected: plan.uncollected }, 'a refund could not take back every coin: recorded as uncollected');
   }
 
+  /**
+   * A refund or dispute names its payment, which an order records when it is fulfilled. One that
+   * arrives first (Stripe does not promise the order of events) must not be dropped, or the
+   * later fulfilment would credit coins already refunded: it is refused (503, the inbox row rolls
+   * back) and Stripe delivers it again. After a day it is taken for a charge that is not ours.
+   */
+  function notYetFulfilled(event: Stripe.Event): void {
+    if (Date.now() / 1000 - event.created > 86_400) {
+      log.warn({ eventId: event.id, type: event.type }, 'a refund or dispute for no order of ours: ignored');
+      return;
+    }
+    throw new ServiceUnavailableError('order_not_settled', 'No fulfilled order has this payment yet; deliver the event again later.', 60);
+  }
+
   const orderOfPayment = async (tx: Database, paymentIntent: string | Stripe.PaymentIntent | null) => {
     const id = typeof paymentIntent === 'string' ? paymentIntent : paymentIntent?.id;
     return id ? findOrderByPaymentIntent(tx, id) : undefined;
   };
 
   /** A dispute opened: every coin the order still grants is taken back, never below zero. */
-  async function disputeOpened(tx: Database, dispute: Stripe.Dispute): Promise<void> {
+  async function disputeOpened(tx: Database, dispute: Stripe.Dispute, event: Stripe.Event): Promise<void> {
+    // An inquiry or early warning withdraws no money; it closes as `warning_closed`.
+    if (dispute.status.startsWith('warning_')) return;
     const order = await orderOfPayment(tx, dispute.payment_intent);
-    if (order?.status !== 'fulfilled') {
+    if (!order) return notYetFulfilled(event);
+    if (order.status !== 'fulfilled') {
       log.warn({ disputeId: dispute.id }, 'a dispute for no fulfilled order of ours: ignored');
       return;
     }
@@ -209,8 +227,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     handleEvent(event: Stripe.Event): Promise<void> {
       return db.transaction(async (tx) => {
         if (!(await recordEvent(tx, event.id, event.type))) return;
-        if (event.type === 'charge.refunded') return refund(tx, event.data.object as Stripe.Charge);
-        if (event.type === 'charge.dispute.created') return disputeOpened(tx, event.data.object as Stripe.Dispute);
+        if (event.type === 'charge.refunded') return refund(tx, event.data.object as Stripe.Charge, event);
+        if (event.type === 'charge.dispute.created') return disputeOpened(tx, event.data.object as Stripe.Dispute, event);
         if (event.type === 'charge.dispute.closed') return disputeClosed(tx, event.data.object as Stripe.Dispute);
         if (!SESSION_EVENTS.has(event.type)) return;
         const session = event.data.object as Stripe.Checkout.Session;

@@ -256,10 +256,28 @@ t.test('refunds take the coins back, never below zero; the rest is uncollected',
     t.equal(await balanceOf(app, fan), before - 1100, 'changes nothing');
   });
 
-  t.test('a refund of no order of ours is acknowledged and ignored', async (t) => {
+  t.test('a refund that arrives before its payment is fulfilled is delivered again, then applied', async (t) => {
+    const before = await balanceOf(app, fan);
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
+    const early = stripe.event('charge.refunded', stripe.charge(session, 999));
+    const refused = await deliver(app, early.body);
+    t.equal(refused.statusCode, 503, 'not yet: Stripe will deliver it again');
+    t.equal(refused.json().error.code, 'order_not_settled');
+    expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'the payment');
+    t.equal(await balanceOf(app, fan), before + 1100);
+    expectStatus(await deliver(app, early.body), 200, 'the refund, delivered again');
+    t.equal(await balanceOf(app, fan), before, 'the coins were not kept with the money');
+    t.equal((await orderRow(app, id))?.status, 'refunded');
+  });
+
+  t.test('a refund of no order of ours: retried for a day, then acknowledged and ignored', async (t) => {
     const before = await balanceOf(app, fan);
     const stray = stripe.charge({ ...[...stripe.sessions.values()][0], payment_intent: 'pi_not_ours', amount_total: 999 } as Parameters<typeof stripe.charge>[0], 999);
-    expectStatus(await deliver(app, stripe.event('charge.refunded', stray).body), 200, 'stray');
+    t.equal((await deliver(app, stripe.event('charge.refunded', stray).body)).statusCode, 503, 'recent: delivered again later');
+    const old = JSON.parse(stripe.event('charge.refunded', stray).body);
+    old.created -= 2 * 86_400;
+    expectStatus(await deliver(app, JSON.stringify(old)), 200, 'two days old: ignored');
     t.equal(await balanceOf(app, fan), before);
     t.same(await economyViolations(app), []);
   });
@@ -282,6 +300,13 @@ t.test('a dispute takes the coins back; won, they come back', async (t) => {
   expectStatus(await deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(won.session, 'won')).body), 200, 'won');
   t.equal(await balanceOf(app, fan), 500, 'the coins it took come back');
   t.match(await orderRow(app, won.id), { status: 'fulfilled', coinsReversed: 0, uncollected: 0, disputeTaken: 0 });
+
+  const inquiry = await paidOrder(app, stripe, fan, price.id);
+  const balance = await balanceOf(app, fan);
+  expectStatus(await deliver(app, stripe.event('charge.dispute.created', stripe.dispute(inquiry.session, 'warning_needs_response' as 'needs_response')).body), 200, 'an inquiry');
+  t.equal(await balanceOf(app, fan), balance, 'an inquiry withdraws no money, so takes no coins');
+  t.equal((await orderRow(app, inquiry.id))?.status, 'fulfilled');
+  expectStatus(await spend(app, 'fan-disputes', 1100), 201, 'spend the inquiry order');
 
   const lost = await paidOrder(app, stripe, fan, price.id);
   expectStatus(await deliver(app, stripe.event('charge.dispute.created', stripe.dispute(lost.session, 'needs_response')).body), 200, 'opened');
