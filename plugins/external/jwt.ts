@@ -174,8 +174,8 @@ export default fp(
       if (!TOKEN_PATTERN.test(token)) throw rejected(request, 'the token is not three base64url segments');
       // The issuer named in the (not yet verified) payload only chooses which verifier to ask;
       // each verifier then checks `iss` itself, with its own keys and algorithms.
-      const claimedIssuer = decodeSegment(token.split('.')[1] ?? '')?.iss;
-      const issuerKind: TokenIssuer = sessions && claimedIssuer === sessions.issuer ? 'session' : 'external';
+      // With sessions off there is one verifier: the payload need not be decoded to choose it.
+      const issuerKind: TokenIssuer = sessions && decodeSegment(token.split('.')[1] ?? '')?.iss === sessions.issuer ? 'session' : 'external';
       const problem = headerProblem(token, issuerKind === 'session' ? sessionAlgorithms : keySource.algorithms);
       if (problem) throw rejected(request, problem);
       let payload: Record<string, unknown>;

@@ -1,6 +1,7 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { bearerTokenOf } from '../app/auth.js';
 import { AppError } from '../app/errors.js';
 
 declare module 'fastify' {
@@ -46,7 +47,7 @@ export default fp(async (fastify) => {
     if (!request.headers.authorization) return `ip:${request.ip}`;
     return fastify.verifyBearer(request).then(
       // A logged-out token counts against its sender's address, not against the user it names.
-      (token) => (fastify.sessions?.isRevoked(token, request.headers.authorization?.slice('Bearer '.length) ?? '') ? `ip:${request.ip}` : `user:${token.sub}`),
+      (token) => (fastify.sessions?.isRevoked(token, bearerTokenOf(request)) ? `ip:${request.ip}` : `user:${token.sub}`),
       () => `ip:${request.ip}`,
     );
   }

@@ -1,6 +1,6 @@
+import fp from 'fastify-plugin';
 import type { CRON_JOBS } from '../../../schemas/enums.js';
 import { ConflictError } from '../errors.js';
-import fp from 'fastify-plugin';
 import { deleteExpiredResponses } from '../idempotency/repository.js';
 import { IDEMPOTENCY_RETENTION_MS } from '../idempotency/index.js';
 import { expirePurchases } from '../purchases/repository.js';

@@ -1,7 +1,6 @@
 import {
   constants,
   createHash,
-  createHmac,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
@@ -16,6 +15,7 @@ import { users } from '../../../db/schema.js';
 import { generateSigningKeyPem } from '../../../plugins/app/sessions/keys.js';
 import { nonceClaim, type StandInProvider } from '../../../scripts/stand-in-provider.js';
 import { createTestDatabase, TEST_SECRET, TEST_SESSION_KEY, tokenFor } from '../../support/app.js';
+import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../../support/jwt.js';
 import { buildSessionApp, mobileSignIn, newNonce, type Providers, signInWith, startProviders, whoAmI } from '../../support/sessions.js';
 
 /**
@@ -28,14 +28,7 @@ import { buildSessionApp, mobileSignIn, newNonce, type Providers, signInWith, st
  * - session key rotation: tokens of the previous key verify until they expire.
  */
 
-/** A subtest's `t` (the last overload of t.test takes only the callback). */
-type Test = Parameters<Parameters<typeof t.test>[0]>[0];
-type Claims = Record<string, unknown>;
 
-interface ErrorBody {
-  success: false;
-  error: { code: string; message: string; requestId?: string; details?: unknown };
-}
 
 /** DEV_BASE_URL's default: the `iss` and `aud` of our tokens in tests. */
 const OUR_ISSUER = 'http://localhost:3000';
@@ -43,8 +36,6 @@ const ID_TOKEN_REFUSED = 'The ID token could not be verified.';
 /** Many refusals from one address in a few seconds: the sign-in limits must not be what answers. */
 const LIMITS = { AUTH_RATE_LIMIT_IP: '100000', AUTH_RATE_LIMIT_SUBJECT: '100000' };
 
-const now = () => Math.floor(Date.now() / 1000);
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 function dropUndefined(object: Claims): Claims {
   const copy: Claims = { ...object };
@@ -57,11 +48,6 @@ function segment(token: string, index: 0 | 1): Claims {
   return JSON.parse(Buffer.from(token.split('.')[index] ?? '', 'base64url').toString('utf8')) as Claims;
 }
 
-/** A hand-built HMAC token: any header, any payload, any key (including ones libraries refuse). */
-function hmacToken(header: Claims, payload: Claims, key: string | Buffer, hash = 'sha256'): string {
-  const input = `${b64(dropUndefined(header))}.${b64(dropUndefined(payload))}`;
-  return `${input}.${createHmac(hash, key).update(input).digest('base64url')}`;
-}
 
 /**
  * A hand-built asymmetric token. The signature follows the key (Ed25519, P-256 in IEEE P1363 form,

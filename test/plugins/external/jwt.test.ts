@@ -8,6 +8,7 @@ import t from 'tap';
 import { users } from '../../../db/schema.js';
 import type { App } from '../../../app.js';
 import { buildTestApp, bearer, TEST_SECRET, tokenFor } from '../../support/app.js';
+import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../../support/jwt.js';
 
 /**
  * Bearer-token verification, through the real app and
@@ -15,21 +16,12 @@ import { buildTestApp, bearer, TEST_SECRET, tokenFor } from '../../support/app.j
  * with a Bearer challenge, and no rejected subject ever gets a users row.
  */
 
-/** A subtest's `t` (the last overload of t.test takes only the callback). */
-type Test = Parameters<Parameters<typeof t.test>[0]>[0];
-type Claims = Record<string, unknown>;
 
-interface ErrorBody {
-  success: false;
-  error: { code: string; message: string; requestId?: string; details?: unknown };
-}
 interface UserBody {
   success: true;
   data: { id: string; displayName: string; isAdmin: boolean; teams: unknown[]; createdAt: string };
 }
 
-const now = () => Math.floor(Date.now() / 1000);
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 /** A payload that the service accepts, with overrides (an override of `undefined` drops the claim). */
 function payloadFor(sub: string | undefined, claims: Claims = {}): Claims {
@@ -38,11 +30,6 @@ function payloadFor(sub: string | undefined, claims: Claims = {}): Claims {
   return payload;
 }
 
-/** A hand-built HMAC token: any header, any payload, any key (including ones libraries refuse). */
-function hmacToken(header: Claims, payload: Claims, key: string | Buffer, hash = 'sha256'): string {
-  const input = `${b64(header)}.${b64(payload)}`;
-  return `${input}.${createHmac(hash, key).update(input).digest('base64url')}`;
-}
 
 const hs256 = (payload: Claims, key: string | Buffer = TEST_SECRET, extraHeader: Claims = {}) =>
   hmacToken({ alg: 'HS256', typ: 'JWT', ...extraHeader }, payload, key);
