@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, ORDER_STATUSES, PACK_STATUSES, SESSION_END_REASONS, USER_ORIGINS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
+import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, ORDER_REVIEW_REASONS, ORDER_STATUSES, PACK_STATUSES, SESSION_END_REASONS, USER_ORIGINS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
@@ -547,6 +547,12 @@ export const orders = pgTable(
     /** An open dispute: the coins it took back, and those it could not; a dispute won returns the first. */
     disputeTaken: integer('dispute_taken').notNull().default(0),
     disputeUncollected: integer('dispute_uncollected').notNull().default(0),
+    /** Paid, but something stopped it being credited as usual (a mismatch, a full wallet): a platform admin must look. */
+    needsReview: boolean('needs_review').notNull().default(false),
+    /** Why it was flagged for review; kept after the flag is cleared. */
+    reviewReason: text('review_reason', { enum: ORDER_REVIEW_REASONS }),
+    /** When a job last asked Stripe about this pending order: jobs take the least recently checked first, so none starves. */
+    lastCheckedAt: ts('last_checked_at'),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     fulfilledAt: ts('fulfilled_at'),
@@ -555,9 +561,12 @@ export const orders = pgTable(
   (table) => [
     check('orders_status_check', sql`${table.status} in (${sql.raw(sqlValues(ORDER_STATUSES))})`),
     check('orders_amounts_check', sql`${table.coins} > 0 and ${table.amount} > 0`),
+    check('orders_review_reason_check', sql`${table.reviewReason} is null or ${table.reviewReason} in (${sql.raw(sqlValues(ORDER_REVIEW_REASONS))})`),
     check('orders_fulfilled_check', sql`(${table.status} in ('fulfilled', 'refunded', 'disputed')) = (${table.fulfilledAt} is not null)`),
     index('orders_user_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
     index('orders_pending_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
+    index('orders_pending_checked_idx').on(table.lastCheckedAt.asc().nullsFirst(), table.createdAt, table.id).where(sql`${table.status} = 'pending'`),
+    index('orders_needs_review_idx').on(table.createdAt.desc(), table.id.desc()).where(sql`${table.needsReview}`),
     index('orders_payment_intent_idx').on(table.paymentIntent),
     index('orders_uncollected_idx').on(table.createdAt).where(sql`${table.uncollected} > 0`),
     check('orders_reversal_check', sql`${table.uncollected} >= 0 and ${table.uncollected} <= ${table.coinsReversed} and ${table.coinsReversed} <= ${table.coins}`),

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, Int, Nullable, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
-import { OrderStatus } from './enums.js';
+import { Envelope, Id, Int, Nullable, NullableString, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
+import { OrderReviewReason, OrderStatus } from './enums.js';
 
 export const CreateCheckoutBody = StrictObject({ priceId: Id }, { $id: 'CreateCheckoutRequest', examples: [{ priceId: '3f0c1d52-0000-4000-8000-000000000001' }] });
 export type CreateCheckoutBody = Static<typeof CreateCheckoutBody>;
@@ -39,9 +39,15 @@ export const AdminOrder = Type.Object(
   {
     ...Order.properties,
     userId: Id,
+    paymentIntent: NullableString(255, { description: "Stripe's PaymentIntent of the payment, once paid" }),
     amountRefunded: Int({ description: 'Of `amount`, refunded so far' }),
-    coinsReversed: Int({ description: 'Coins the refunds reversed' }),
+    coinsReversed: Int({ description: 'Coins the refunds and disputes reversed' }),
     uncollected: Int({ description: 'Of those, the coins the balance could not give back' }),
+    needsReview: Type.Boolean({
+      description:
+        'Paid but not credited as usual, or a won dispute could not return every coin: see `reviewReason`. Refund the payment in Stripe (a full refund clears the flag), or credit the order (`POST /api/admin/orders/{id}/credit`), or clear the flag by hand',
+    }),
+    reviewReason: Nullable(Type.Ref(OrderReviewReason)),
   },
   { $id: 'AdminOrder', additionalProperties: false },
 );
@@ -49,7 +55,14 @@ export type AdminOrder = Static<typeof AdminOrder>;
 export const AdminOrderPage = Page(Type.Ref(AdminOrder));
 export const AdminOrderQuery = PageQuery({
   uncollected: Type.Optional(Type.Boolean({ description: 'Only orders whose refunds left coins uncollected' })),
+  needsReview: Type.Optional(Type.Boolean({ description: 'Only paid orders waiting for a platform admin to review them' })),
 });
+
+export const AdminOrderResponse = Envelope(Type.Ref(AdminOrder));
+export const UpdateOrderBody = StrictObject(
+  { needsReview: Type.Boolean({ description: 'false once the order was refunded in Stripe or credited by hand' }) },
+  { $id: 'UpdateOrderRequest' },
+);
 
 export const OrderResponse = Envelope(Type.Ref(Order));
 export const OrderPage = Page(Type.Ref(Order));

@@ -77,7 +77,18 @@ export const ORDER_STATUSES = ['pending', 'fulfilled', 'expired', 'failed', 'ref
 
 export const OrderStatus = StringEnum(ORDER_STATUSES, {
   $id: 'OrderStatus',
-  description: '`pending` until paid; `fulfilled` once the coins are credited; `expired` unpaid in time; `failed` when the payment did not match the order',
+  description:
+    '`pending` until paid; `fulfilled` once the coins are credited; `expired` unpaid in time; `failed` when an asynchronous payment failed or a payment could not be credited; `refunded` refunded in full; `disputed` under a dispute, or lost one',
+});
+
+/** Why a paid order waits for a platform admin. */
+export const ORDER_REVIEW_REASONS = ['payment_mismatch', 'no_payment_intent', 'balance_limit', 'paid_after_expiry', 'dispute_return_blocked'] as const;
+export type OrderReviewReason = (typeof ORDER_REVIEW_REASONS)[number];
+
+export const OrderReviewReason = StringEnum(ORDER_REVIEW_REASONS, {
+  $id: 'OrderReviewReason',
+  description:
+    'Why the order was flagged: `payment_mismatch` (the amount or currency paid differs from the order), `no_payment_intent` (the payment names none), `balance_limit` (the wallet could not take the coins), `paid_after_expiry` (paid after the order expired), `dispute_return_blocked` (a won dispute could not return every coin: the wallet was full)',
 });
 
 /** Jobs run on a schedule in-process and by `POST /api/cron/{job}`. */

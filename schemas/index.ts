@@ -16,8 +16,8 @@ import {
 } from './auth.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
 import { JobResult } from './jobs.js';
-import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order } from './checkout.js';
-import { CronJob, LedgerKind, MobileProvider, OrderStatus, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
+import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order, UpdateOrderBody } from './checkout.js';
+import { CronJob, LedgerKind, MobileProvider, OrderReviewReason, OrderStatus, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
 import {
   AddCollectibleAction,
   AdminPack,
@@ -58,6 +58,7 @@ import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
  */
 export const SHARED_SCHEMAS: TSchema[] = [
   OrderStatus,
+  OrderReviewReason,
   CreateCheckoutBody,
   CheckoutSession,
   Order,
@@ -70,6 +71,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   UpdateProductBody,
   CreatePriceBody,
   UpdatePriceBody,
+  UpdateOrderBody,
   MobileProvider,
   MobileSignInBody,
   LinkIdentityBody,

@@ -38,6 +38,10 @@ export interface StripeStandIn {
   sessions: Map<string, StandInSession>;
   /** Requests received, as "METHOD path". */
   requests: string[];
+  /** Holds every Checkout Session creation until the returned function is called (a slow Stripe). */
+  holdCreates(): () => void;
+  /** The next `count` session creations answer 500, as Stripe does in an outage. */
+  failCreates(count: number): void;
   /** Marks a session paid, as Stripe does when the buyer pays. */
   pay(sessionId: string): StandInSession;
   expire(sessionId: string): StandInSession;
@@ -56,16 +60,23 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   const sessions = new Map<string, StandInSession>();
   const byIdempotencyKey = new Map<string, string>();
   const requests: string[] = [];
+  let createGate: Promise<void> | undefined;
+  let failingCreates = 0;
   const server: Server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => {
       body += chunk;
     });
-    request.on('end', () => {
+    request.on('end', async () => {
       const path = (request.url ?? '/').split('?')[0] as string;
       requests.push(`${request.method} ${path}`);
       const send = (status: number, value: unknown) => response.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(6).toString('hex')}` }).end(JSON.stringify(value));
       if (request.method === 'POST' && path === '/v1/checkout/sessions') {
+        await createGate;
+        if (failingCreates > 0) {
+          failingCreates -= 1;
+          return send(500, { error: { type: 'api_error', message: 'An unknown error occurred.' } });
+        }
         const key = request.headers['idempotency-key'];
         const known = typeof key === 'string' ? byIdempotencyKey.get(key) : undefined;
         if (known) return send(200, sessions.get(known));
@@ -123,6 +134,19 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   };
   return {
     url,
+    holdCreates: () => {
+      let release = () => {};
+      createGate = new Promise<void>((resolve) => {
+        release = () => {
+          createGate = undefined;
+          resolve();
+        };
+      });
+      return release;
+    },
+    failCreates: (count) => {
+      failingCreates = count;
+    },
     env: {
       STRIPE_SECRET_KEY: 'sk_test_stand_in',
       STRIPE_WEBHOOK_SECRET,

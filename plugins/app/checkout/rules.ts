@@ -1,3 +1,5 @@
+import type { OrderReviewReason } from '../../../schemas/enums.js';
+
 /** Pure rules of orders paid through Stripe Checkout. */
 
 /** What fulfilment reads of a Checkout Session (Stripe's object, trimmed to what matters here). */
@@ -19,11 +21,28 @@ export function isPaid(session: PaidSession): boolean {
   return session.payment_status === 'paid';
 }
 
-/** Why a paid session does not pay this order, if it does not: the amount and currency must be the order's. */
-export function paymentMismatch(order: OrderTerms, session: PaidSession): string | undefined {
-  if (session.currency?.toLowerCase() !== order.currency) return `paid in ${session.currency ?? 'no currency'}, the order is in ${order.currency}`;
-  if (session.amount_total !== order.amount) return `paid ${session.amount_total ?? 'nothing'}, the order is for ${order.amount}`;
+/** Why a paid order cannot be credited as usual: what a platform admin reads in the review list. */
+export interface CreditProblem {
+  reason: OrderReviewReason;
+  detail: string;
+}
+
+/**
+ * Why a paid session does not pay this order, if it does not: the amount and currency must be the
+ * order's, and the payment must name its PaymentIntent (refunds and disputes find the order by it,
+ * so coins credited without one could never be taken back).
+ */
+export function paymentMismatch(order: OrderTerms, session: PaidSession): CreditProblem | undefined {
+  if (session.currency?.toLowerCase() !== order.currency) return { reason: 'payment_mismatch', detail: `paid in ${session.currency ?? 'no currency'}, the order is in ${order.currency}` };
+  if (session.amount_total !== order.amount) return { reason: 'payment_mismatch', detail: `paid ${session.amount_total ?? 'nothing'}, the order is for ${order.amount}` };
+  if (!paymentIntentId(session)) return { reason: 'no_payment_intent', detail: 'paid without a PaymentIntent, so refunds and disputes could not find this order' };
   return undefined;
+}
+
+/** Why the coins of a paid order cannot be credited, if they cannot: a wallet holds at most `maxBalance`. */
+export function creditProblem(balance: number, coins: number, maxBalance: number): CreditProblem | undefined {
+  if (balance + coins <= maxBalance) return undefined;
+  return { reason: 'balance_limit', detail: `the wallet holds ${balance} coins and cannot take ${coins} more (at most ${maxBalance})` };
 }
 
 export function paymentIntentId(session: PaidSession): string | null {
@@ -31,6 +50,9 @@ export function paymentIntentId(session: PaidSession): string | null {
   if (!intent) return null;
   return typeof intent === 'string' ? intent : intent.id;
 }
+
+/** A refund that gives back the whole charge (as paid, which may differ from the order when it did not match). */
+export const isFullRefund = (charge: { amount: number; amount_refunded: number; refunded?: boolean | null }) => charge.refunded === true || charge.amount_refunded >= charge.amount;
 
 /**
  * What a refund takes back: the refunded share of the order's coins (Stripe reports the charge's
@@ -55,6 +77,33 @@ export function disputePlan(order: { coins: number; coinsReversed: number }, bal
   const owed = order.coins - order.coinsReversed;
   const take = Math.min(owed, Math.max(balance, 0));
   return { target: order.coins, take, uncollected: owed - take };
+}
+
+/**
+ * A refund that arrives while a dispute holds the order (Stripe may deliver a refund made before the
+ * dispute after it): the dispute already reversed every coin, so the refund takes nothing more, but
+ * the coins it calls for stop belonging to the dispute, so a dispute won returns only the rest.
+ * The refunded share is taken first from what the dispute collected, then from what it could not.
+ */
+export function refundDuringDisputePlan(
+  order: { coins: number; amount: number; coinsReversed: number; disputeTaken: number; disputeUncollected: number },
+  amountRefunded: number,
+): { disputeTaken: number; disputeUncollected: number; fullyRefunded: boolean } {
+  const refundedBefore = order.coinsReversed - order.disputeTaken - order.disputeUncollected;
+  const share = Math.min(Math.max(amountRefunded, 0), order.amount);
+  const refundTarget = Math.max(refundedBefore, Math.floor((order.coins * share) / order.amount));
+  const moved = Math.min(refundTarget - refundedBefore, order.disputeTaken + order.disputeUncollected);
+  const fromTaken = Math.min(moved, order.disputeTaken);
+  return { disputeTaken: order.disputeTaken - fromTaken, disputeUncollected: order.disputeUncollected - (moved - fromTaken), fullyRefunded: share >= order.amount };
+}
+
+/**
+ * A dispute won returns the coins it took, as far as the wallet can hold them; what it cannot
+ * (a wallet filled meanwhile) stays reversed and the order is flagged.
+ */
+export function disputeReturnPlan(disputeTaken: number, balance: number, maxBalance: number): { returned: number; blocked: number } {
+  const returned = Math.max(0, Math.min(disputeTaken, maxBalance - balance));
+  return { returned, blocked: disputeTaken - returned };
 }
 
 /** A pending order older than this is re-checked with Stripe when read: a webhook may have been missed. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type Stripe from 'stripe';
 import type { OrderRow } from '../../../db/schema.js';
@@ -7,9 +8,39 @@ import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { findPrice, findProduct } from '../products/repository.js';
-import { appendLedgerEntry, lockedBalance } from '../wallets/repository.js';
-import { attachSession, findOrder, findOrderByPaymentIntent, insertOrder, listAdminOrders, listOrders, pendingOrders, recordDispute, recordEvent, recordRefund, settlePending } from './repository.js';
-import { disputePlan, isPaid, type PaidSession, paymentIntentId, paymentMismatch, RECHECK_AFTER_MS, refundPlan } from './rules.js';
+import { appendLedgerEntry, balanceOf, lockedBalance } from '../wallets/repository.js';
+import { MAX_BALANCE } from '../wallets/rules.js';
+import {
+  findOrder,
+  findOrderByPaymentIntent,
+  flagUncredited,
+  fulfilReviewed,
+  insertOrder,
+  listAdminOrders,
+  type NewOrder,
+  listOrders,
+  recordDispute,
+  recordEvent,
+  recordRefund,
+  recordRefundDuringDispute,
+  recordUncreditedRefund,
+  setNeedsReview,
+  settlePending,
+  takePendingOrders,
+} from './repository.js';
+import {
+  creditProblem,
+  disputePlan,
+  disputeReturnPlan,
+  isFullRefund,
+  isPaid,
+  type PaidSession,
+  paymentIntentId,
+  paymentMismatch,
+  RECHECK_AFTER_MS,
+  refundDuringDisputePlan,
+  refundPlan,
+} from './rules.js';
 
 const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
 const unavailable = () => new ServiceUnavailableError('checkout_unavailable', 'Checkout is not available right now; try again later.', 30);
@@ -33,7 +64,23 @@ export function toOrder(row: OrderRow): Order {
 }
 
 export function toAdminOrder(row: OrderRow): AdminOrder {
-  return { ...toOrder(row), userId: row.userId, amountRefunded: row.amountRefunded, coinsReversed: row.coinsReversed, uncollected: row.uncollected };
+  return {
+    ...toOrder(row),
+    userId: row.userId,
+    paymentIntent: row.paymentIntent,
+    amountRefunded: row.amountRefunded,
+    coinsReversed: row.coinsReversed,
+    uncollected: row.uncollected,
+    needsReview: row.needsReview,
+    reviewReason: row.reviewReason,
+  };
+}
+
+/** A Checkout Session made for an order that is not stored yet. */
+export interface PreparedCheckout {
+  order: NewOrder;
+  sessionId: string;
+  url: string;
 }
 
 /** The Stripe event types that move an order; every other type is acknowledged and ignored. */
@@ -45,17 +92,30 @@ const SESSION_EVENTS = new Set(['checkout.session.completed', 'checkout.session.
  * unique reference makes a second credit impossible.
  */
 export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null, config: CheckoutConfig | null, log: FastifyBaseLogger) {
-  /** Fulfils (or fails) a pending order from a Checkout Session; a settled order changes no more. */
+  /**
+   * Fulfils (or fails) a pending order from a Checkout Session; a settled order changes no more. A
+   * paid session that cannot be credited (it does not match the order, or the wallet is full) fails
+   * the order for a platform admin to review, and the event is still acknowledged: a retry would
+   * fail the same way.
+   */
   async function fulfil(tx: Database, order: OrderRow, session: PaidSession): Promise<'fulfilled' | 'failed' | 'unpaid' | 'settled'> {
+    if (order.status === 'expired' && isPaid(session) && !order.paymentIntent) {
+      // Stripe took money for an order this service had already let go: it stays expired, keeps the
+      // payment (so its refund finds it) and waits for an admin. Flagged once, not on every delivery.
+      log.error({ orderId: order.id, sessionId: session.id }, 'a Checkout Session was paid after its order expired: the order needs review');
+      await flagUncredited(tx, order.id, { reason: 'paid_after_expiry', paymentIntent: paymentIntentId(session) });
+    }
     if (order.status !== 'pending') return 'settled';
     if (!isPaid(session)) return 'unpaid';
-    const mismatch = paymentMismatch(order, session);
-    if (mismatch) {
-      log.error({ orderId: order.id, sessionId: session.id, mismatch }, 'a paid Checkout Session does not match its order: nothing credited');
-      await settlePending(tx, order.id, { status: 'failed', reason: mismatch });
+    const paymentIntent = paymentIntentId(session);
+    const problem = paymentMismatch(order, session) ?? creditProblem(await lockedBalance(tx, order.userId), order.coins, MAX_BALANCE);
+    if (problem || !paymentIntent) {
+      const { reason, detail } = problem ?? { reason: 'no_payment_intent' as const, detail: 'paid without a PaymentIntent' };
+      log.error({ orderId: order.id, sessionId: session.id, reason, detail }, 'a paid Checkout Session cannot be credited: the order needs review');
+      await settlePending(tx, order.id, { status: 'failed', reason: detail, review: reason, paymentIntent });
       return 'failed';
     }
-    const settled = await settlePending(tx, order.id, { status: 'fulfilled', paymentIntent: paymentIntentId(session) });
+    const settled = await settlePending(tx, order.id, { status: 'fulfilled', paymentIntent });
     if (!settled) return 'settled';
     await appendLedgerEntry(tx, { userId: order.userId, amount: order.coins, kind: 'topup', reference: order.id }, new Date());
     return 'fulfilled';
@@ -77,10 +137,18 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
         session = await stripe.checkout.sessions.retrieve(order.providerRef);
       }
     }
+    return settleFromSession(order.id, session);
+  }
+
+  /**
+   * Applies a Checkout Session as Stripe has it now to its order, under the order's row lock:
+   * expired, a pending order expires; otherwise `fulfil` decides. Answers whether the order changed.
+   */
+  function settleFromSession(orderId: string, session: Stripe.Checkout.Session): Promise<boolean> {
     return db.transaction(async (tx) => {
-      const locked = await findOrder(tx, order.id, { lock: true });
-      if (locked?.status !== 'pending') return false;
-      if (session.status === 'expired') return (await settlePending(tx, order.id, { status: 'expired' })) !== undefined;
+      const locked = await findOrder(tx, orderId, { lock: true });
+      if (!locked) return false;
+      if (session.status === 'expired') return locked.status === 'pending' && (await settlePending(tx, orderId, { status: 'expired' })) !== undefined;
       const outcome = await fulfil(tx, locked, session);
       return outcome === 'fulfilled' || outcome === 'failed';
     });
@@ -90,7 +158,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
   async function reconcileBatch(which: { pastExpiry: boolean }, limit: number): Promise<number> {
     if (!stripe) return 0;
     let settled = 0;
-    for (const order of await pendingOrders(db.orm, { pastExpiry: which.pastExpiry, olderThanMs: RECHECK_AFTER_MS }, limit)) {
+    const due = await db.transaction((tx) => takePendingOrders(tx, { pastExpiry: which.pastExpiry, olderThanMs: RECHECK_AFTER_MS }, limit));
+    for (const order of due) {
       try {
         if (await reconcile(order, { expireIfOpen: which.pastExpiry })) settled += 1;
       } catch (error) {
@@ -107,8 +176,18 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
   async function refund(tx: Database, charge: Stripe.Charge, event: Stripe.Event): Promise<void> {
     const order = await orderOfPayment(tx, charge.payment_intent);
     if (!order) return notYetFulfilled(event);
+    if (order.status === 'disputed') {
+      const plan = refundDuringDisputePlan(order, charge.amount_refunded);
+      await recordRefundDuringDispute(tx, order.id, { amountRefunded: charge.amount_refunded, ...plan });
+      return;
+    }
+    if (order.status === 'failed' || order.status === 'expired') {
+      // Paid but never credited: there are no coins to take back; a full refund settles its review.
+      await recordUncreditedRefund(tx, order.id, { amountRefunded: charge.amount_refunded, fullyRefunded: isFullRefund(charge) });
+      return;
+    }
     if (order.status !== 'fulfilled' && order.status !== 'refunded') {
-      log.warn({ chargeId: charge.id, orderId: order.id, status: order.status }, 'a refund of an order that is neither fulfilled nor refunded: ignored');
+      log.warn({ chargeId: charge.id, orderId: order.id, status: order.status }, 'a refund of an order that was never paid: ignored');
       return;
     }
     const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
@@ -144,6 +223,12 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     if (dispute.status.startsWith('warning_')) return;
     const order = await orderOfPayment(tx, dispute.payment_intent);
     if (!order) return notYetFulfilled(event);
+    if (order.status === 'failed' || order.status === 'expired') {
+      // Paid but never credited: no coins to take back, but the payment is contested: an admin must look.
+      log.warn({ disputeId: dispute.id, orderId: order.id }, 'a dispute of a payment that was never credited: the order needs review');
+      await flagUncredited(tx, order.id, { paymentIntent: order.paymentIntent });
+      return;
+    }
     if (order.status !== 'fulfilled') {
       log.warn({ disputeId: dispute.id }, 'a dispute for no fulfilled order of ours: ignored');
       return;
@@ -156,15 +241,26 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     log.warn({ orderId: order.id, disputeId: dispute.id, taken: plan.take, uncollected: plan.uncollected }, 'a payment is disputed: its coins are taken back');
   }
 
-  /** A dispute closed: won, the coins it took come back; lost, the order stays disputed. */
+  /**
+   * A dispute closed: won, the coins it took come back (less any refunded meanwhile, which moved
+   * them from the dispute to the refund); lost, the order stays disputed.
+   */
   async function disputeClosed(tx: Database, dispute: Stripe.Dispute): Promise<void> {
     const order = await orderOfPayment(tx, dispute.payment_intent);
     if (order?.status !== 'disputed' || dispute.status !== 'won') return;
-    if (order.disputeTaken > 0) {
-      await appendLedgerEntry(tx, { userId: order.userId, amount: order.disputeTaken, kind: 'adjustment', reference: order.id, reason: 'the dispute was won: coins returned' }, new Date());
+    const plan = disputeReturnPlan(order.disputeTaken, await lockedBalance(tx, order.userId), MAX_BALANCE);
+    if (plan.returned > 0) {
+      await appendLedgerEntry(tx, { userId: order.userId, amount: plan.returned, kind: 'adjustment', reference: order.id, reason: 'the dispute was won: coins returned' }, new Date());
     }
+    if (plan.blocked > 0) log.error({ orderId: order.id, blocked: plan.blocked }, 'a won dispute could not return every coin (the wallet is full): the order needs review');
     await recordDispute(tx, order.id, {
-      won: { coinsReversed: order.coinsReversed - order.disputeTaken - order.disputeUncollected, uncollected: order.uncollected - order.disputeUncollected },
+      won: {
+        status: order.amountRefunded >= order.amount ? 'refunded' : 'fulfilled',
+        // Coins a full wallet kept from coming back stay reversed.
+        coinsReversed: order.coinsReversed - plan.returned - order.disputeUncollected,
+        uncollected: order.uncollected - order.disputeUncollected,
+        ...(plan.blocked > 0 ? { review: 'dispute_return_blocked' as const } : {}),
+      },
     });
   }
 
@@ -180,22 +276,31 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     /** `reconcile-orders`: pending orders older than a minute, re-checked with Stripe, so a missed webhook costs nobody coins. */
     reconcileOrders: (limit: number) => reconcileBatch({ pastExpiry: false }, limit),
 
-    /** Creates the order and its Checkout Session; inside the caller's transaction (the Idempotency-Key's). */
-    async startCheckout(tx: Database, userId: string, priceId: string): Promise<{ orderId: string; url: string; expiresAt: string }> {
+    /**
+     * Checks the price and makes the Checkout Session for a new order id, outside any transaction:
+     * a slow Stripe must not hold a database connection. Nothing is stored yet; a session whose
+     * order is never stored is never shown to anyone and expires unpaid.
+     */
+    async prepareCheckout(userId: string, priceId: string): Promise<PreparedCheckout> {
       if (!stripe || !config) throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
-      const price = await findPrice(tx, priceId);
+      const price = await findPrice(db.orm, priceId);
       if (!price) throw new NotFoundError('price_not_found', 'No price with this id.');
-      const product = await findProduct(tx, price.productId);
+      const product = await findProduct(db.orm, price.productId);
       if (!price.active || !product?.active) throw new ConflictError('price_inactive', 'This price is not on sale.');
-      const order = await insertOrder(tx, {
+      const coins = product.coins + product.bonusCoins;
+      // Refused before the fan pays: a wallet that cannot take the coins would fail the paid order.
+      const full = creditProblem(await balanceOf(db.orm, userId), coins, MAX_BALANCE);
+      if (full) throw new ConflictError('balance_limit', `This bundle cannot be bought: ${full}.`);
+      const order: NewOrder = {
+        id: randomUUID(),
         userId,
         productId: product.id,
         priceId: price.id,
-        coins: product.coins + product.bonusCoins,
+        coins,
         amount: price.unitAmount,
         currency: price.currency,
-        ttlMs: config.ttlMs,
-      });
+        expiresAt: new Date(Date.now() + config.ttlMs),
+      };
       let session: Stripe.Checkout.Session;
       try {
         session = await stripe.checkout.sessions.create(
@@ -216,8 +321,13 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
         throw unavailable();
       }
       if (!session.url) throw unavailable();
-      await attachSession(tx, order.id, session.id, session.url);
-      return { orderId: order.id, url: session.url, expiresAt: order.expiresAt.toISOString() };
+      return { order, sessionId: session.id, url: session.url };
+    },
+
+    /** Stores the order of a prepared Checkout Session; inside the caller's transaction (the Idempotency-Key's). */
+    async recordCheckout(tx: Database, prepared: PreparedCheckout): Promise<{ orderId: string; url: string; expiresAt: string }> {
+      await insertOrder(tx, { ...prepared.order, providerRef: prepared.sessionId, checkoutUrl: prepared.url });
+      return { orderId: prepared.order.id, url: prepared.url, expiresAt: prepared.order.expiresAt.toISOString() };
     },
 
     /**
@@ -244,10 +354,42 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
       });
     },
 
-    /** Every order, or those whose refunds left coins uncollected, for platform admins. */
-    async adminOrders(query: { limit?: number; cursor?: string; uncollected?: boolean }) {
-      const page = await listAdminOrders(db.orm, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), uncollectedOnly: query.uncollected === true });
+    /** Every order, or those whose refunds left coins uncollected, or those waiting for review, for platform admins. */
+    async adminOrders(query: { limit?: number; cursor?: string; uncollected?: boolean; needsReview?: boolean }) {
+      const page = await listAdminOrders(db.orm, {
+        limit: query.limit ?? 50,
+        after: decodeCursor(query.cursor),
+        uncollectedOnly: query.uncollected === true,
+        needsReviewOnly: query.needsReview === true,
+      });
       return { items: page.items.map(toAdminOrder), nextCursor: page.nextCursor };
+    },
+
+    /**
+     * A platform admin credits a paid order that was never credited (the wallet was full, or it was
+     * paid after it expired): it becomes fulfilled with its one top-up, so a later refund or dispute
+     * takes the coins back as for any order. 409 for an order that is not such a one.
+     */
+    creditReviewedOrder(id: string, actorId: string): Promise<AdminOrder> {
+      return db.transaction(async (tx) => {
+        const fulfilled = await fulfilReviewed(tx, id);
+        if (!fulfilled) {
+          if (!(await findOrder(tx, id))) throw new NotFoundError('order_not_found', 'No order with this id.');
+          throw new ConflictError(
+            'order_not_creditable',
+            'Only a paid order that was never credited, because the wallet was full or it was paid after it expired, can be credited; refund any other in Stripe.',
+          );
+        }
+        await appendLedgerEntry(tx, { userId: fulfilled.userId, amount: fulfilled.coins, kind: 'topup', reference: fulfilled.id, reason: 'credited after review', actorId }, new Date());
+        return toAdminOrder(fulfilled);
+      });
+    },
+
+    /** A platform admin marks an order reviewed (or back to review). */
+    async reviewOrder(id: string, needsReview: boolean): Promise<AdminOrder> {
+      const row = await setNeedsReview(db.orm, id, needsReview);
+      if (!row) throw new NotFoundError('order_not_found', 'No order with this id.');
+      return toAdminOrder(row);
     },
 
     async orders(userId: string, query: { limit?: number; cursor?: string }) {
@@ -267,12 +409,9 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
         log.warn({ err: error, orderId: id }, 'could not re-check an order with Stripe; answering what is stored');
         return toOrder(row);
       }
-      return db.transaction(async (tx) => {
-        const locked = (await findOrder(tx, id, { lock: true })) as OrderRow;
-        if (session.status === 'expired') await settlePending(tx, id, { status: 'expired' });
-        else await fulfil(tx, locked, session);
-        return toOrder((await findOrder(tx, id)) as OrderRow);
-      });
+      await settleFromSession(id, session);
+      // As it stands now: settled here, or by a webhook or another read meanwhile.
+      return toOrder((await findOrder(db.orm, id)) as OrderRow);
     },
   };
 }

@@ -45,8 +45,18 @@ declare module 'fastify' {
      * Runs a change in one transaction and sends its result with `statusCode`. On a route with
      * `config.idempotent` and a request carrying an Idempotency-Key, the response is stored with
      * the effect and replayed for the same key.
+     *
+     * `prepare`, when given, runs first and outside any transaction (a call to another service must
+     * not hold a database connection while it waits); its result is handed to `work`. It is skipped
+     * when the key already has a stored answer, and its errors are not stored, so a retry tries again.
      */
-    runChange<T>(request: FastifyRequest, reply: FastifyReply, statusCode: number, work: (tx: Database) => Promise<T>): Promise<FastifyReply>;
+    runChange<T, P = undefined>(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      statusCode: number,
+      work: (tx: Database, prepared: P) => Promise<T>,
+      prepare?: () => Promise<P>,
+    ): Promise<FastifyReply>;
   }
 }
 
@@ -88,29 +98,38 @@ export default fp(
       };
     });
 
-    fastify.decorate('runChange', async function runChange<T>(
+    fastify.decorate('runChange', async function runChange<T, P = undefined>(
       request: FastifyRequest,
       reply: FastifyReply,
       statusCode: number,
-      work: (tx: Database) => Promise<T>,
+      work: (tx: Database, prepared: P) => Promise<T>,
+      prepare?: () => Promise<P>,
     ): Promise<FastifyReply> {
       const key = request.routeOptions.config.idempotent ? request.headers['idempotency-key'] : undefined;
-      if (typeof key !== 'string') return reply.code(statusCode).send(await fastify.db.transaction(work));
+      if (typeof key !== 'string') {
+        const prepared = (await prepare?.()) as P;
+        return reply.code(statusCode).send(await fastify.db.transaction((tx) => work(tx, prepared)));
+      }
 
       const scope: KeyScope = { userId: callerOf(request).id, route: `${request.method} ${request.routeOptions.url}`, key };
       const hash = requestHash(request);
+      const retainedSince = () => new Date(Date.now() - IDEMPOTENCY_RETENTION_MS);
+      let prepared: { value: P } | undefined;
+      if (prepare && !(await findStoredResponse(fastify.db.orm, scope, retainedSince()))) prepared = { value: await prepare() };
       const outcome = await fastify.db.transaction(async (tx) => {
         if (!(await tryLockKey(tx, scope))) throw keyInUse();
         const now = new Date();
-        const stored = await findStoredResponse(tx, scope, new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS));
+        const stored = await findStoredResponse(tx, scope, retainedSince());
         if (stored) {
           if (stored.requestHash !== hash) throw keyReused();
           return { replayed: true, statusCode: stored.statusCode, body: stored.response as unknown };
         }
+        // The stored answer seen before preparing expired in between (a moment at the edge of retention): retry.
+        if (prepare && !prepared) throw keyInUse();
         let result: { statusCode: number; body: unknown; error?: AppError };
         try {
           // A savepoint: a refused change (409 insufficient_funds ...) leaves nothing behind but its stored answer.
-          result = { statusCode, body: await tx.transaction((savepoint) => work(savepoint as unknown as Database)) };
+          result = { statusCode, body: await tx.transaction((savepoint) => work(savepoint as unknown as Database, prepared?.value as P)) };
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           const response = toErrorResponse(error);

@@ -15,17 +15,21 @@ const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Makes a pending order of the price (its coins, amount and currency kept as they are now) and a Stripe Checkout Session for it; ' +
           'send the buyer to `url`. The coins arrive when Stripe reports the payment. Send an Idempotency-Key so a retry makes no second order. ' +
-          '404 `price_not_found`, 409 `price_inactive`, 503 `checkout_unavailable` (Stripe not configured or not answering).',
+          '404 `price_not_found`, 409 `price_inactive`, 409 `balance_limit` (the wallet could not take the coins), 503 `checkout_unavailable` (Stripe not configured or not answering).',
         operationId: 'createCheckoutSession',
         body: Type.Ref(CreateCheckoutBody),
         response: { 201: WithHeaders(CheckoutSessionResponse, ['Idempotent-Replayed']), ...errorResponses(404, 409) },
       },
     },
     async (request, reply) =>
-      app.runChange(request, reply, 201, async (tx) => ({
-        success: true as const,
-        data: await app.checkout.startCheckout(tx, callerOf(request).id, request.body.priceId),
-      })),
+      app.runChange(
+        request,
+        reply,
+        201,
+        async (tx, prepared) => ({ success: true as const, data: await app.checkout.recordCheckout(tx, prepared) }),
+        // Stripe is called before the transaction, so a slow Stripe holds no database connection.
+        () => app.checkout.prepareCheckout(callerOf(request).id, request.body.priceId),
+      ),
   );
 
   app.get(

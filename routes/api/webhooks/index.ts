@@ -11,7 +11,11 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/stripe',
     {
-      config: { auth: 'public' },
+      // Stripe delivers bursts from a few addresses; a 429 would only delay payments. A forged call
+      // costs one HMAC before it is refused, and the body limit bounds it.
+      config: { auth: 'public', rateLimit: false },
+      // Stripe's events are a few kilobytes; an unsigned megabyte should not be read to be refused.
+      bodyLimit: 256 * 1024,
       schema: {
         tags: ['Webhooks'],
         summary: 'Stripe events (signed)',

@@ -5,7 +5,7 @@ import { orders, stripeEvents, walletLedger } from '../../../../db/schema.js';
 import { bearer, buildTestApp, createTestDatabase } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { economyViolations } from '../../../support/economy.js';
-import { deliver, signatureFor, startStripeStandIn, type StripeStandIn } from '../../../support/stripe.js';
+import { deliver, type StandInSession, signatureFor, startStripeStandIn, type StripeStandIn } from '../../../support/stripe.js';
 import { signIn } from '../../../support/teams.js';
 
 /**
@@ -152,6 +152,33 @@ t.test('checkout with a Stripe stand-in', async (t) => {
     t.ok(list.json().nextCursor);
     const foreign = await app.inject({ method: 'GET', url: `/api/checkout/orders/${order.orderId}`, headers: bearer(await signIn(app, 'fan-other')) });
     t.equal(foreign.statusCode, 404, "another user's order");
+  });
+
+  t.test('a slow Stripe holds no database connection: the rest of the API keeps answering', async (t) => {
+    const release = stripe.holdCreates();
+    const created = stripe.requests.length;
+    // More checkouts in flight than the pool has connections (10).
+    const pending = Array.from({ length: 12 }, (_, i) => checkout(app, fan, price.id, i % 2 ? `slow-${i}` : undefined));
+    while (stripe.requests.length < created + 12) await new Promise((resolve) => setTimeout(resolve, 10));
+    const timeout = new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), 3000).unref());
+    const read = await Promise.race([app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan) }).then((res) => res.statusCode), timeout]);
+    release();
+    t.equal(read, 200, 'a read answered while every checkout waited for Stripe');
+    t.same((await Promise.all(pending)).map((res) => res.statusCode), Array(12).fill(201));
+  });
+
+  t.test('Stripe failing: 503, nothing kept, and a retry with the same Idempotency-Key tries again', async (t) => {
+    const before = (await app.db.orm.select().from(orders)).length;
+    stripe.failCreates(2);
+    const failed = await checkout(app, fan, price.id, 'stripe-down');
+    t.equal(failed.statusCode, 503);
+    t.equal(failed.json().error.code, 'checkout_unavailable');
+    stripe.failCreates(0);
+    t.equal((await app.db.orm.select().from(orders)).length, before, 'no order kept');
+    const retried = await checkout(app, fan, price.id, 'stripe-down');
+    expectStatus(retried, 201, 'the retry');
+    t.notOk(retried.headers['idempotent-replayed'], 'not a replay of the outage');
+    t.equal((await checkout(app, fan, price.id, 'stripe-down')).headers['idempotent-replayed'], 'true', 'the success is what is replayed');
   });
 
   t.test('prices that cannot be bought', async (t) => {
@@ -314,4 +341,199 @@ t.test('a dispute takes the coins back; won, they come back', async (t) => {
   t.equal(await balanceOf(app, fan), 500, 'lost: the coins stay taken');
   t.equal((await orderRow(app, lost.id))?.status, 'disputed');
   t.same(await economyViolations(app), []);
+});
+
+t.test('a refund delivered during a dispute: the won dispute returns only what was not refunded', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-refund-in-dispute');
+  const open = (session: Parameters<StripeStandIn['dispute']>[0]) => deliver(app, stripe.event('charge.dispute.created', stripe.dispute(session, 'needs_response')).body);
+  const won = (session: Parameters<StripeStandIn['dispute']>[0]) => deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(session, 'won')).body);
+  const refunded = (session: Parameters<StripeStandIn['dispute']>[0], amount: number) => deliver(app, stripe.event('charge.refunded', stripe.charge(session, amount)).body);
+
+  t.test('the balance covered the dispute: half refunded meanwhile, half comes back', async (t) => {
+    const { id, session } = await paidOrder(app, stripe, fan, price.id);
+    const before = await balanceOf(app, fan);
+    expectStatus(await open(session), 200, 'dispute');
+    t.equal(await balanceOf(app, fan), before - 1100);
+    expectStatus(await refunded(session, 500), 200, 'a refund made before the dispute, delivered after it');
+    t.equal(await balanceOf(app, fan), before - 1100, 'the dispute already took every coin: the refund takes none');
+    t.match(await orderRow(app, id), { status: 'disputed', amountRefunded: 500, coinsReversed: 1100, disputeTaken: 550 });
+    expectStatus(await won(session), 200, 'won');
+    t.equal(await balanceOf(app, fan), before - 550, 'the refunded share stays taken; the rest comes back');
+    t.match(await orderRow(app, id), { status: 'fulfilled', coinsReversed: 550, uncollected: 0, disputeTaken: 0 });
+  });
+
+  t.test('the coins were spent: the refund is taken from what the dispute collected first', async (t) => {
+    const { id, session } = await paidOrder(app, stripe, fan, price.id);
+    const spendable = await balanceOf(app, fan);
+    expectStatus(await spend(app, 'fan-refund-in-dispute', spendable - 500), 201, 'spend all but 500');
+    expectStatus(await open(session), 200, 'dispute');
+    t.match(await orderRow(app, id), { disputeTaken: 500, uncollected: 600 });
+    expectStatus(await refunded(session, 500), 200, 'refund of 550 coins');
+    expectStatus(await won(session), 200, 'won');
+    t.equal(await balanceOf(app, fan), 0, 'nothing comes back: the 500 collected belong to the refund');
+    t.match(await orderRow(app, id), { status: 'fulfilled', coinsReversed: 550, uncollected: 50 }, 'the refund still lacks 50 coins');
+  });
+
+  t.test('fully refunded during the dispute: won, nothing comes back and the order is refunded', async (t) => {
+    const { id, session } = await paidOrder(app, stripe, fan, price.id);
+    const before = await balanceOf(app, fan);
+    expectStatus(await open(session), 200, 'dispute');
+    expectStatus(await refunded(session, 999), 200, 'refund in full');
+    expectStatus(await won(session), 200, 'won');
+    t.equal(await balanceOf(app, fan), before - 1100);
+    t.match(await orderRow(app, id), { status: 'refunded', coinsReversed: 1100, uncollected: 0 });
+    t.same(await economyViolations(app), []);
+  });
+});
+
+t.test('paid orders that cannot be credited wait for review; the webhook is acknowledged', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-review');
+  const reviewList = async () =>
+    (await app.inject({ method: 'GET', url: '/api/admin/orders?needsReview=true', headers: bearer(ADMIN) })).json().data.map((order: { id: string }) => order.id) as string[];
+  const completed = (session: object) => deliver(app, stripe.event('checkout.session.completed', session).body);
+  const refunded = (session: StandInSession, amount: number) => deliver(app, stripe.event('charge.refunded', stripe.charge(session, amount)).body);
+  const credit = (id: string, token = ADMIN) => app.inject({ method: 'POST', url: `/api/admin/orders/${id}/credit`, headers: bearer(token) });
+  // Adjustments move at most 1,000,000,000 coins each.
+  const nearlyFull = [1_000_000_000, 1_000_000_000, 2_147_483_647 - 1000 - 2_000_000_000];
+  const fill = async () => {
+    for (const coins of nearlyFull) expectStatus(await spend(app, 'fan-review', -coins), 201, 'credit the wallet to 1000 below the limit');
+  };
+  const empty = async () => {
+    for (const coins of nearlyFull) expectStatus(await spend(app, 'fan-review', coins), 201, 'empty the wallet');
+  };
+
+  t.test('a full wallet: refused before paying; paid anyway, the order fails for review and a full refund settles it', async (t) => {
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    await fill();
+    const refused = await checkout(app, fan, price.id);
+    expectStatus(refused, 409, 'checkout with a full wallet');
+    t.equal(refused.json().error.code, 'balance_limit');
+    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
+    const answers = await Promise.all([completed(session), completed(session)]);
+    t.same(answers.map((res) => res.statusCode), [200, 200], 'acknowledged, so Stripe stops retrying a credit that cannot succeed');
+    t.match(await orderRow(app, id), { status: 'failed', needsReview: true, reviewReason: 'balance_limit', paymentIntent: session.payment_intent, failureReason: /cannot take 1100 more/ });
+    t.equal(await topups(app, id), 0);
+    t.ok((await reviewList()).includes(id), 'listed for platform admins');
+    expectStatus(await refunded(session, 999), 200, 'refunded in Stripe');
+    t.match(await orderRow(app, id), { status: 'failed', amountRefunded: 999, needsReview: false }, 'a full refund settles the review');
+    t.notOk((await reviewList()).includes(id));
+    t.equal(await balanceOf(app, fan), 2_147_483_647 - 1000, 'no coins moved');
+    await empty();
+  });
+
+  t.test('credited after review: one top-up, and a later refund takes it back as for any order', async (t) => {
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    await fill();
+    const session = stripe.pay((await orderRow(app, id))?.providerRef as string);
+    expectStatus(await completed(session), 200, 'paid into a full wallet');
+    t.equal((await credit(id)).json().error?.code, 'balance_limit', 'still full: refused');
+    await empty();
+    expectStatus(await credit(id, fan), 403, 'a fan');
+    expectStatus(await credit('no-such-order'), 404, 'an unknown order');
+    const credits = await Promise.all([credit(id), credit(id)]);
+    t.same(credits.map((res) => res.statusCode).sort(), [200, 409], 'twice at once: credited once');
+    t.match(credits.find((res) => res.statusCode === 200)?.json().data, { status: 'fulfilled', needsReview: false, reviewReason: 'balance_limit' });
+    t.equal(credits.find((res) => res.statusCode === 409)?.json().error.code, 'order_not_creditable');
+    t.equal(await topups(app, id), 1);
+    t.equal(await balanceOf(app, fan), 1100);
+    expectStatus(await spend(app, 'fan-review', 600), 201, 'spend');
+    expectStatus(await refunded(session, 999), 200, 'then refunded');
+    t.equal(await balanceOf(app, fan), 0);
+    t.match(await orderRow(app, id), { status: 'refunded', coinsReversed: 1100, uncollected: 600 }, 'the refund took back what it could');
+  });
+
+  t.test('a payment that does not match is judged by the charge: refunding what was paid settles it; it cannot be credited', async (t) => {
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    const paid = { ...stripe.pay((await orderRow(app, id))?.providerRef as string), amount_total: 500 };
+    t.equal((await completed(paid)).statusCode, 200);
+    t.match(await orderRow(app, id), { status: 'failed', needsReview: true, reviewReason: 'payment_mismatch', failureReason: /paid 500/ });
+    t.equal((await credit(id)).json().error.code, 'order_not_creditable', 'refund it instead');
+    expectStatus(await refunded(paid, 500), 200, 'the 500 paid, refunded in full');
+    t.match(await orderRow(app, id), { needsReview: false, amountRefunded: 500 });
+  });
+
+  t.test('paid without a PaymentIntent, or after expiry, or disputed uncredited: listed; an admin clears them', async (t) => {
+    const noIntent = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    t.equal((await completed({ ...stripe.pay((await orderRow(app, noIntent))?.providerRef as string), payment_intent: null })).statusCode, 200);
+    t.match(await orderRow(app, noIntent), { status: 'failed', needsReview: true, reviewReason: 'no_payment_intent', failureReason: /PaymentIntent/ });
+
+    const expired = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    const expiredSession = stripe.sessions.get((await orderRow(app, expired))?.providerRef as string);
+    if (!expiredSession) throw new Error('no session');
+    expectStatus(await deliver(app, stripe.event('checkout.session.expired', { ...expiredSession, status: 'expired' }).body), 200, 'expired');
+    const lateSession = stripe.pay(expiredSession.id);
+    t.equal((await completed(lateSession)).statusCode, 200, 'then paid');
+    t.match(await orderRow(app, expired), { status: 'expired', needsReview: true, reviewReason: 'paid_after_expiry', paymentIntent: lateSession.payment_intent });
+    t.equal(await balanceOf(app, fan), 0, 'none of them was credited');
+    t.same((await reviewList()).sort(), [noIntent, expired].sort());
+
+    const patch = (id: string, token: string, payload: object) => app.inject({ method: 'PATCH', url: `/api/admin/orders/${id}`, headers: bearer(token), payload });
+    expectStatus(await patch(expired, fan, { needsReview: false }), 403, 'a fan');
+    expectStatus(await patch('no-such-order', ADMIN, { needsReview: false }), 404, 'an unknown order');
+    expectStatus(await patch(expired, ADMIN, { needsReview: 'no' }), 400, 'not a boolean');
+    expectStatus(await patch(expired, ADMIN, { needsReview: false, status: 'fulfilled' }), 400, 'another field');
+    const cleared = await patch(expired, ADMIN, { needsReview: false });
+    expectStatus(cleared, 200, 'cleared');
+    t.match(cleared.json().data, { id: expired, status: 'expired', needsReview: false });
+    expectStatus(await completed(lateSession), 200, 'the same payment delivered again');
+    t.equal((await orderRow(app, expired))?.needsReview, false, 'does not flag it again');
+    expectStatus(await deliver(app, stripe.event('charge.dispute.created', stripe.dispute(lateSession, 'needs_response')).body), 200, 'then disputed');
+    t.equal((await orderRow(app, expired))?.needsReview, true, 'a dispute of an uncredited payment flags it again');
+    t.equal(await balanceOf(app, fan), 0);
+    expectStatus(await refunded(lateSession, 999), 200, 'refunded in full');
+    t.same(await reviewList(), [noIntent], 'the refund found the late payment and settled its review');
+    t.same(await economyViolations(app), []);
+  });
+
+  t.test('a won dispute cannot fill a wallet past its limit: what does not fit stays reversed, flagged', async (t) => {
+    const { id, session } = await paidOrder(app, stripe, fan, price.id);
+    expectStatus(await deliver(app, stripe.event('charge.dispute.created', stripe.dispute(session, 'needs_response')).body), 200, 'disputed');
+    await fill();
+    const before = await balanceOf(app, fan);
+    expectStatus(await spend(app, 'fan-review', -(2_147_483_647 - 100 - before)), 201, 'fill to 100 below the limit');
+    expectStatus(await deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(session, 'won')).body), 200, 'won, acknowledged');
+    t.equal(await balanceOf(app, fan), 2_147_483_647, 'as many as fit came back');
+    t.match(await orderRow(app, id), { status: 'fulfilled', coinsReversed: 1000, needsReview: true, reviewReason: 'dispute_return_blocked' });
+    t.same(await economyViolations(app), []);
+  });
+});
+
+t.test('order jobs take the least recently checked orders first: orders Stripe cannot settle do not starve newer ones', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, 'fan-starving');
+  const ids: string[] = [];
+  for (let minutes = 10; minutes > 6; minutes -= 1) {
+    const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
+    await app.db.orm.update(orders).set({ createdAt: sql`now() - ${`${minutes} minutes`}::interval` }).where(eq(orders.id, id));
+    ids.push(id);
+  }
+  const newest = ids[3] as string;
+  stripe.pay((await orderRow(app, newest))?.providerRef as string);
+  t.equal(await app.checkout.reconcileOrders(2), 0, 'the two oldest are still open at Stripe');
+  t.equal(await app.checkout.reconcileOrders(2), 1, 'the next run moves on to the others and settles the paid one');
+  t.equal((await orderRow(app, newest))?.status, 'fulfilled');
+  t.ok((await orderRow(app, ids[0] as string))?.lastCheckedAt, 'each check is remembered');
+});
+
+t.test('Stripe is not rate limited by address: a burst of deliveries is answered, not refused', async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, { ...stripe.env, RATE_LIMIT_MAX: '3' });
+  const event = stripe.event('customer.created', { id: 'cus_1', object: 'customer' });
+  const answers = await Promise.all(Array.from({ length: 10 }, () => deliver(app, event.body)));
+  t.same(answers.map((res) => res.statusCode), Array(10).fill(200));
+  t.equal((await app.inject({ method: 'GET', url: '/api/products' })).statusCode, 200);
+  const limited = await Promise.all(Array.from({ length: 5 }, () => app.inject({ method: 'GET', url: '/api/products' })));
+  t.ok(limited.some((res) => res.statusCode === 429), 'the rest of the API keeps its limit');
 });

@@ -1,0 +1,2 @@
+ALTER TABLE "orders" ADD COLUMN "review_reason" text;--> statement-breakpoint
+ALTER TABLE "orders" ADD CONSTRAINT "orders_review_reason_check" CHECK ("orders"."review_reason" is null or "orders"."review_reason" in ('payment_mismatch', 'no_payment_intent', 'balance_limit', 'paid_after_expiry', 'dispute_return_blocked'));
