@@ -1,15 +1,22 @@
 import { parseArgs } from 'node:util';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, type RunningServer, startServer } from './lib.js';
+import { runningEmbeddedUrl } from '../plugins/app/database/embedded-postgres.js';
+import type { Database } from '../plugins/app/db.js';
+import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
+import { deliverable, type StripeStandIn, signatureFor, startStripeStandIn } from '../test/support/stripe.js';
+import { apiCall, BENCH_SERVER_ENV, benchDatabase, expectOk, benchToken, databaseKind, median, type RunningServer, startServer } from './lib.js';
 
 /**
- * SIGKILL under write load, then restart and check, `--kills` times, on one database:
- *   npm run bench:kill -- --db embedded|external [--kills 20] [--writers 8]
- * Writers create collectibles and packs and add collectibles to pools as fast as the server
- * answers; the server is killed with SIGKILL at a random moment, restarted on the same data, and
- * checked: every write the clients saw acknowledged is there, with its audit row; nothing is half
- * applied (no audit row without its change, no change without its audit row, no pool entry of a
- * missing pack or collectible). Last, one SIGTERM under the same load must exit 0.
+ * SIGKILL under mixed write load, then restart and check, `--kills` times, on one database:
+ *   npm run bench:kill -- --db embedded|external [--kills 20] [--writers 8] [--fans 4] [--buyers 2]
+ * Admin writers create collectibles and packs and add collectibles to pools; fans buy packs
+ * (start, complete) and open them; buyers pay for coins through Stripe Checkout (a local stand-in)
+ * and deliver the signed webhooks; all as fast as the server answers. The server is killed with
+ * SIGKILL at a random moment, restarted on the same data, and checked: every write the clients
+ * saw acknowledged is there (with its audit row, its owned pack, its stored open, its one top-up),
+ * and every invariant of `npm run check-invariants` holds, so nothing unacknowledged is half
+ * applied. Last, one SIGTERM under the same load must exit 0.
  */
 
 const { values } = parseArgs({
@@ -17,11 +24,15 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'embedded' },
     kills: { type: 'string', default: '20' },
     writers: { type: 'string', default: '8' },
+    fans: { type: 'string', default: '4' },
+    buyers: { type: 'string', default: '2' },
   },
 });
 const kind = databaseKind(values.db);
 const kills = Number(values.kills);
 const writers = Number(values.writers);
+const fanCount = Number(values.fans);
+const buyerCount = Number(values.buyers);
 const token = benchToken({ sub: 'bench-admin', role: 'admin' });
 const PORT = 3531;
 
@@ -30,16 +41,65 @@ interface Acknowledged {
   packs: Map<string, string>;
   /** `${packId}|${collectibleId}` → quantity */
   poolEntries: Map<string, number>;
+  /** Purchases completed (200) → the owned pack's id. */
+  purchases: Map<string, string>;
+  /** Owned packs whose open answered 200. */
+  opens: Set<string>;
+  /** Orders whose checkout.session.completed webhook answered 200. */
+  orders: Set<string>;
 }
 
-async function call(url: string, method: string, path: string, body: unknown): Promise<{ status: number; json: { data?: { id?: string; pack?: { id: string } } } }> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  return { status: res.status, json: (await res.json()) as never };
+/** A call to the server under test, as the admin unless `as` says otherwise. */
+const call = (url: string, method: string, path: string, body: unknown, as = token) => apiCall(`${url}${path}`, method, as, body);
+
+/** One fan: buy a pack of the hot pack (start, complete) and open it, over and over. */
+async function buyAndOpenUntilDown(url: string, fan: string, packId: string, acked: Acknowledged): Promise<number> {
+  const as = benchToken({ sub: fan });
+  let done = 0;
+  for (;;) {
+    try {
+      const started = await call(url, 'POST', `/api/packs/${packId}/purchase`, undefined, as);
+      done += 1;
+      if (started.status !== 201) continue;
+      const completed = await call(url, 'PUT', `/api/packs/${packId}/purchase`, { purchaseId: started.json.data?.id }, as);
+      done += 1;
+      if (completed.status !== 200) continue;
+      const userPackId = (completed.json.data as { userPack: { id: string } }).userPack.id;
+      acked.purchases.set(started.json.data?.id as string, userPackId);
+      const opened = await call(url, 'POST', `/api/packs/${packId}/open`, { userPackId }, as);
+      done += 1;
+      if (opened.status === 200) acked.opens.add(userPackId);
+    } catch {
+      return done; // the server is gone
+    }
+  }
+}
+
+/** One buyer: a Checkout Session, paid at the stand-in, its signed webhook delivered, over and over. */
+async function buyCoinsUntilDown(url: string, buyer: string, priceId: string, stripe: StripeStandIn, acked: Acknowledged): Promise<number> {
+  const as = benchToken({ sub: buyer });
+  let done = 0;
+  for (;;) {
+    try {
+      const order = await call(url, 'POST', '/api/checkout/sessions', { priceId }, as);
+      done += 1;
+      if (order.status !== 201) continue;
+      const orderId = order.json.data?.orderId as string;
+      const session = [...stripe.sessions.values()].find((candidate) => candidate.client_reference_id === orderId);
+      if (!session) continue;
+      const body = stripe.event('checkout.session.completed', stripe.pay(session.id)).body;
+      const res = await fetch(`${url}${deliverable.path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': signatureFor(body) },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      done += 1;
+      if (res.status === 200) acked.orders.add(orderId);
+    } catch {
+      return done;
+    }
+  }
 }
 
 /** One writer: create a collectible, a pack, and put the one in the other's pool, over and over. */
@@ -94,33 +154,66 @@ async function check(databaseUrl: string, acked: Acknowledged): Promise<string[]
       'select 1 from pack_pool_entries e left join packs p on p.id = e.pack_id left join collectibles c on c.id = e.collectible_id where p.id is null or c.id is null',
     );
     if (orphans.rowCount) problems.push(`${orphans.rowCount} pool entries of a missing pack or collectible`);
+    const owned = new Map((await client.query<{ purchase_id: string; id: string }>('select purchase_id, id from user_packs')).rows.map((row) => [row.purchase_id, row.id]));
+    for (const [purchaseId, userPackId] of acked.purchases) if (owned.get(purchaseId) !== userPackId) problems.push(`lost acknowledged purchase ${purchaseId}`);
+    const opened = new Set((await client.query<{ user_pack_id: string }>('select user_pack_id from pack_opens')).rows.map((row) => row.user_pack_id));
+    for (const userPackId of acked.opens) if (!opened.has(userPackId)) problems.push(`lost acknowledged open ${userPackId}`);
+    const credited = new Map(
+      (await client.query<{ id: string; status: string; topups: number }>(
+        "select o.id, o.status, (select count(*)::int from wallet_ledger l where l.kind = 'topup' and l.reference = o.id) as topups from orders o",
+      )).rows.map((row) => [row.id, row]),
+    );
+    for (const orderId of acked.orders) {
+      const order = credited.get(orderId);
+      if (order?.status !== 'fulfilled' || order.topups !== 1) problems.push(`lost acknowledged payment ${orderId}: ${JSON.stringify(order)}`);
+    }
+    // Everything else, acknowledged or not, must be whole: the invariants of check-invariants.
+    const orm = drizzle({ client }) as unknown as Database;
+    for (const violation of await findEconomyViolations(orm)) problems.push(`invariant: ${violation}`);
     return problems;
   } finally {
     await client.end();
   }
 }
 
-/** The connection string a check can use: the external database, or the embedded server's (read from its folder). */
+/** The connection string a check can use: the external database, or the running embedded server's. */
 async function checkUrl(env: Record<string, string>): Promise<string> {
-  if (env.DATABASE_URL) return env.DATABASE_URL;
-  const { readFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  const cluster = join(env.DATA_DIR as string, 'postgres');
-  const port = readFileSync(join(cluster, 'postmaster.pid'), 'utf8').split('\n')[3];
-  const password = readFileSync(join(cluster, 'pack-service.password'), 'utf8').trim();
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/pack_service`;
+  const url = env.DATABASE_URL ?? (await runningEmbeddedUrl(env.DATA_DIR as string));
+  if (!url) throw new Error(`no PostgreSQL runs in ${env.DATA_DIR}`);
+  return url;
 }
 
+const stripe = await startStripeStandIn();
 const database = await benchDatabase(kind);
 try {
-  const env = { ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: 'error' };
-  const acked: Acknowledged = { collectibles: new Map(), packs: new Map(), poolEntries: new Map() };
+  const env = { ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, LOG_LEVEL: 'error', PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false' };
+  const acked: Acknowledged = { collectibles: new Map(), packs: new Map(), poolEntries: new Map(), purchases: new Map(), opens: new Set(), orders: new Set() };
   const restarts: number[] = [];
   let writes = 0;
   let server: RunningServer = await startServer(env, PORT);
+  // What the fans and buyers use: a hot pack with copies for every run, funded fans, a coin bundle.
+  const hot = await expectOk('create pack', call(server.url, 'POST', '/api/admin/packs', { name: 'Hot pack', price: 1, cardsPerPack: 3 }), 201);
+  for (let i = 0; i < 5; i++) {
+    const collectible = await expectOk('create collectible', call(server.url, 'POST', '/api/admin/collectibles', { name: `Hot card ${i}` }), 201);
+    await expectOk('add', call(server.url, 'POST', `/api/admin/packs/${hot.id}`, { action: 'addCollectible', collectibleId: collectible.id, quantity: 20_000 }));
+  }
+  await expectOk('publish', call(server.url, 'POST', `/api/admin/packs/${hot.id}`, { action: 'publish' }));
+  const fans = Array.from({ length: fanCount }, (_, i) => `kill-fan-${i}`);
+  for (const fan of fans) {
+    await expectOk('sign in', call(server.url, 'GET', '/api/user', undefined, benchToken({ sub: fan })));
+    await expectOk('fund', call(server.url, 'POST', `/api/admin/wallets/${fan}/adjustments`, { amount: 1_000_000, reason: 'bench' }), 201);
+  }
+  const product = await expectOk('product', call(server.url, 'POST', '/api/admin/products', { name: 'Coins', coins: 100 }), 201);
+  const price = await expectOk('price', call(server.url, 'POST', `/api/admin/products/${product.id}/prices`, { currency: 'usd', unitAmount: 199 }), 201);
+  const buyers = Array.from({ length: buyerCount }, (_, i) => `kill-buyer-${i}`);
+  const mixedLoad = (round: number) => [
+    ...Array.from({ length: writers }, (_, writer) => writeUntilDown(server.url, round, writer, acked)),
+    ...fans.map((fan) => buyAndOpenUntilDown(server.url, fan, hot.id, acked)),
+    ...buyers.map((buyer) => buyCoinsUntilDown(server.url, buyer, price.id, stripe, acked)),
+  ];
   const allProblems: string[] = [];
   for (let round = 1; round <= kills; round++) {
-    const load = Array.from({ length: writers }, (_, writer) => writeUntilDown(server.url, round, writer, acked));
+    const load = mixedLoad(round);
     await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 1200));
     server.child.kill('SIGKILL');
     writes += (await Promise.all(load)).reduce((sum, n) => sum + n, 0);
@@ -129,10 +222,12 @@ try {
     restarts.push(performance.now() - started);
     const problems = await check(await checkUrl(env), acked);
     allProblems.push(...problems.map((problem) => `after kill ${round}: ${problem}`));
-    process.stderr.write(`kill ${round}/${kills}: ${acked.collectibles.size} collectibles acknowledged so far, ${problems.length} problems\n`);
+    process.stderr.write(
+      `kill ${round}/${kills}: acknowledged so far ${acked.collectibles.size} collectibles, ${acked.purchases.size} purchases, ${acked.opens.size} opens, ${acked.orders.size} payments; ${problems.length} problems\n`,
+    );
   }
   // SIGTERM under the same load: graceful, exit 0.
-  const load = Array.from({ length: writers }, (_, writer) => writeUntilDown(server.url, kills + 1, writer, acked));
+  const load = mixedLoad(kills + 1);
   await new Promise((resolve) => setTimeout(resolve, 800));
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   const signalled = performance.now();
@@ -144,15 +239,17 @@ try {
   allProblems.push(...(await check(await checkUrl(env), acked)).map((problem) => `after SIGTERM: ${problem}`));
   await server.stop();
 
-  console.log(`SIGKILL under write load on ${kind}: ${writers} writers, Node ${process.version}\n`);
-  console.log('| kills | writes answered | acknowledged creations checked | lost acknowledged writes | invariant violations | restart to ready (median / max) | SIGTERM under load |');
+  console.log(`SIGKILL under mixed write load on ${kind}: ${writers} admin writers, ${fanCount} fans buying and opening, ${buyerCount} buyers paying through Checkout; Node ${process.version}\n`);
+  console.log('| kills | requests answered | acknowledged: admin creations / purchases / opens / payments | lost acknowledged writes | invariant violations | restart to ready (median / max) | SIGTERM under load |');
   console.log('|---|---|---|---|---|---|---|');
   const lost = allProblems.filter((problem) => problem.includes('lost')).length;
+  const admin = acked.collectibles.size + acked.packs.size + acked.poolEntries.size;
   console.log(
-    `| ${kills} | ${writes} | ${acked.collectibles.size + acked.packs.size + acked.poolEntries.size} | ${lost} | ${allProblems.length - lost} | ${Math.round(median(restarts))} / ${Math.round(Math.max(...restarts))} ms | exit ${code} after ${Math.round(termMs)} ms |`,
+    `| ${kills} | ${writes} | ${admin} / ${acked.purchases.size} / ${acked.opens.size} / ${acked.orders.size} | ${lost} | ${allProblems.length - lost} | ${Math.round(median(restarts))} / ${Math.round(Math.max(...restarts))} ms | exit ${code} after ${Math.round(termMs)} ms |`,
   );
   for (const problem of allProblems.slice(0, 20)) console.log(`- ${problem}`);
   if (allProblems.length > 0 || code !== 0) process.exitCode = 1;
 } finally {
   await database.cleanup();
+  await stripe.close();
 }

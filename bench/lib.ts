@@ -282,3 +282,26 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
+
+export interface ApiAnswer {
+  status: number;
+  json: { data?: Record<string, unknown> & { id?: string } };
+}
+
+/** One API call as a client makes it: a bearer token, JSON in and out, answered within 10 s. */
+export async function apiCall(url: string, method: string, token: string, body?: unknown): Promise<ApiAnswer> {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, json: (await res.json()) as ApiAnswer['json'] };
+}
+
+/** The answer's data, or an error naming what failed when the status is not `status`. */
+export async function expectOk(what: string, answer: Promise<ApiAnswer>, status = 200): Promise<Record<string, unknown> & { id: string }> {
+  const res = await answer;
+  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.json)}`);
+  return res.json.data as Record<string, unknown> & { id: string };
+}

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { runningEmbeddedUrl } from '../plugins/app/database/embedded-postgres.js';
 import type { Database } from '../plugins/app/db.js';
 import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
-import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, percentile, processCpuMicros, startServer } from './lib.js';
+import { apiCall, BENCH_SERVER_ENV, benchDatabase, expectOk, benchToken, databaseKind, median, percentile, processCpuMicros, startServer } from './lib.js';
 
 /**
  * Buying and opening one hot pack, against the built server on one database:
@@ -40,38 +41,11 @@ const ENTRIES = 10;
 const admin = benchToken({ sub: 'bench-admin', role: 'admin' });
 const run = promisify(execFile);
 
-async function call(url: string, method: string, token: string, body?: unknown): Promise<{ status: number; json: { data?: Record<string, unknown> } }> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as { data?: Record<string, unknown> } };
-}
-
-async function expectOk(what: string, promise: ReturnType<typeof call>, status = 200) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.json)}`);
-  return res.json.data as Record<string, unknown>;
-}
-
 /** Runs `work(i)` for every fan at once; answers the wall-clock milliseconds. */
 async function allFans(work: (fan: number) => Promise<void>): Promise<number> {
   const started = performance.now();
   await Promise.all(Array.from({ length: users }, (_, fan) => work(fan)));
   return performance.now() - started;
-}
-
-/**
- * A connection to the database the server uses, beside it: the external server's URL, or the
- * embedded server's port (from its postmaster.pid) and password (kept in its cluster).
- */
-function directUrl(env: Record<string, string>): URL {
-  if (env.DATABASE_URL) return new URL(env.DATABASE_URL);
-  const cluster = join(env.DATA_DIR as string, 'postgres');
-  const port = readFileSync(join(cluster, 'postmaster.pid'), 'utf8').split('\n')[3]?.trim() as string;
-  const password = readFileSync(join(cluster, 'pack-service.password'), 'utf8').trim();
-  return new URL(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/pack_service`);
 }
 
 const database = await benchDatabase(kind);
@@ -80,17 +54,17 @@ try {
   try {
     const api = (path: string) => `${server.url}/api${path}`;
     // The hot pack: ENTRIES collectibles with enough copies for every pack bought, price 1.
-    const pack = await expectOk('create pack', call(api('/admin/packs'), 'POST', admin, { name: 'Hot drop', price: 1, cardsPerPack: cards }), 201);
+    const pack = await expectOk('create pack', apiCall(api('/admin/packs'), 'POST', admin, { name: 'Hot drop', price: 1, cardsPerPack: cards }), 201);
     const copies = Math.ceil((users * packsPerUser * cards) / ENTRIES) + cards;
     for (let i = 0; i < ENTRIES; i++) {
-      const collectible = await expectOk('create collectible', call(api('/admin/collectibles'), 'POST', admin, { name: `Card ${i}`, points: i }), 201);
-      await expectOk('add', call(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'addCollectible', collectibleId: collectible.id, quantity: copies, weight: 1 + (i % 3) }));
+      const collectible = await expectOk('create collectible', apiCall(api('/admin/collectibles'), 'POST', admin, { name: `Card ${i}`, points: i }), 201);
+      await expectOk('add', apiCall(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'addCollectible', collectibleId: collectible.id, quantity: copies, weight: 1 + (i % 3) }));
     }
-    await expectOk('publish', call(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'publish' }));
+    await expectOk('publish', apiCall(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'publish' }));
     const fans = Array.from({ length: users }, (_, i) => benchToken({ sub: `bench-fan-${i}` }));
     for (const [i, token] of fans.entries()) {
-      await expectOk('sign in', call(api('/user'), 'GET', token));
-      await expectOk('fund', call(api(`/admin/wallets/bench-fan-${i}/adjustments`), 'POST', admin, { amount: packsPerUser, reason: 'bench' }), 201);
+      await expectOk('sign in', apiCall(api('/user'), 'GET', token));
+      await expectOk('fund', apiCall(api(`/admin/wallets/bench-fan-${i}/adjustments`), 'POST', admin, { amount: packsPerUser, reason: 'bench' }), 201);
     }
 
     const purchaseMs: number[] = [];
@@ -99,8 +73,8 @@ try {
       const token = fans[fan] as string;
       for (let n = 0; n < packsPerUser; n++) {
         const started = performance.now();
-        const purchase = await expectOk('start', call(api(`/packs/${pack.id}/purchase`), 'POST', token), 201);
-        const completed = await expectOk('complete', call(api(`/packs/${pack.id}/purchase`), 'PUT', token, { purchaseId: purchase.id }));
+        const purchase = await expectOk('start', apiCall(api(`/packs/${pack.id}/purchase`), 'POST', token), 201);
+        const completed = await expectOk('complete', apiCall(api(`/packs/${pack.id}/purchase`), 'PUT', token, { purchaseId: purchase.id }));
         purchaseMs.push(performance.now() - started);
         owned[fan]?.push((completed.userPack as { id: string }).id);
       }
@@ -111,7 +85,7 @@ try {
     const openWall = await allFans(async (fan) => {
       for (const userPackId of owned[fan] ?? []) {
         const started = performance.now();
-        await expectOk('open', call(api(`/packs/${pack.id}/open`), 'POST', fans[fan] as string, { userPackId }));
+        await expectOk('open', apiCall(api(`/packs/${pack.id}/open`), 'POST', fans[fan] as string, { userPackId }));
         openMs.push(performance.now() - started);
       }
     });
@@ -119,7 +93,8 @@ try {
     const serverCpuPerOpen = (processCpuMicros(server.child.pid as number) - cpuBefore) / openMs.length;
 
     // The database's ceiling, on copies of the pool rows (the service's own rows stay as the opens left them).
-    const url = directUrl(database.env);
+    // A connection to the database the server uses, beside it.
+    const url = new URL(database.env.DATABASE_URL ?? ((await runningEmbeddedUrl(database.env.DATA_DIR as string)) as string));
     const client = new pg.Pool({ connectionString: url.toString(), max: 2 });
     const db = drizzle({ client }) as unknown as Database;
     const sqlText = (text: string) => client.query(text);

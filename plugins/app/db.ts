@@ -9,6 +9,7 @@ import type { DatabaseEngine } from '../../schemas/enums.js';
 import type { AppConfig } from '../external/env.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { MIGRATIONS_FOLDER } from './database/paths.js';
+import { DatabaseUnreachableError, destroyConnection, watchDatabase } from './database/watch.js';
 
 /** The database and its transactions share this type, so repositories take either. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -142,11 +143,96 @@ function connectionSettings(url: string): pg.ClientConfig {
   };
 }
 
-async function connect(url: string, engine: DatabaseHandle['engine'], log: FastifyBaseLogger, onClosed: () => Promise<void>): Promise<DatabaseHandle> {
+/** Driver errors after which a connection cannot be trusted: its query may still run, or its socket is gone. */
+const BROKEN_CONNECTION = /Query read timeout|Connection terminated|is not queryable|ECONNRESET/;
+
+/**
+ * A pool that refuses work at once while the database is known to be unreachable, instead of
+ * letting each request wait for a connection that cannot come; and that never loses a connection
+ * it lent. drizzle-orm 0.45's pooled transaction() runs BEGIN outside its try/finally (a failed
+ * BEGIN never releases its client) and releases without the error (a client whose query timed
+ * out goes back to the pool with the query still running): drizzle-team/drizzle-orm#6023 and
+ * #6114. A lent client is therefore released here as soon as its connection is lost, released
+ * once whatever its borrower does, and destroyed rather than reused after such an error.
+ */
+class GuardedPool extends pg.Pool {
+  unreachable: (() => Error | undefined) | undefined;
+
+  // pg-pool's own query() calls connect with a callback and handles its client itself; drizzle's
+  // transactions call it without one.
+  // biome-ignore lint/suspicious/noExplicitAny: pg-pool's overloads cannot be restated in a subclass.
+  override connect(callback?: any): any {
+    const error = this.unreachable?.();
+    if (callback) {
+      if (!error) return super.connect(callback);
+      process.nextTick(() => callback(error, undefined, () => {}));
+      return undefined;
+    }
+    return error ? Promise.reject(error) : super.connect().then(guardLoan);
+  }
+}
+
+function guardLoan(client: pg.PoolClient): pg.PoolClient {
+  const poolRelease = client.release;
+  const poolQuery = client.query;
+  let released = false;
+  let broken: Error | undefined;
+  const giveBack = (error?: Error | boolean) => {
+    if (released) return;
+    released = true;
+    client.off('error', lost);
+    client.off('end', ended);
+    client.query = poolQuery;
+    poolRelease.call(client, error || broken);
+  };
+  function lost(error: Error) {
+    broken ??= error;
+    giveBack(error);
+  }
+  function ended() {
+    lost(new Error('Connection terminated'));
+  }
+  client.on('error', lost);
+  client.on('end', ended);
+  client.query = function guardedQuery(this: pg.PoolClient, ...args: unknown[]) {
+    const result = (poolQuery as (...a: unknown[]) => unknown).apply(this, args);
+    if (result instanceof Promise) {
+      // A connection that failed this way is given back (to be destroyed) now: its borrower may
+      // never release it (a failed BEGIN).
+      result.catch((error: Error) => {
+        if (BROKEN_CONNECTION.test(error?.message ?? '')) lost(error);
+      });
+    }
+    return result;
+  } as typeof client.query;
+  client.release = giveBack;
+  // Lost between the pool handing it out and this wrapper: its events have already passed.
+  if ((client as unknown as { _queryable?: boolean })._queryable === false) lost(new Error('Connection terminated before use'));
+  return client;
+}
+
+async function connect(
+  url: string,
+  engine: DatabaseHandle['engine'],
+  log: FastifyBaseLogger,
+  watchSettings: { intervalMs: number; timeoutMs: number },
+  onClosed: () => Promise<void>,
+): Promise<DatabaseHandle> {
   const version = await migrateDatabase(url, log);
   log.info({ engine, server: describeServer(url), version }, engine === 'embedded' ? 'database: embedded PostgreSQL' : 'database: PostgreSQL at DATABASE_URL');
 
-  const pool = new pg.Pool({ ...connectionSettings(url), max: 10 });
+  // Every connection of the pool, connecting or connected, so an outage can end them all at once.
+  const pooled = new Set<pg.Client>();
+  class TrackedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super(config);
+      pooled.add(this);
+      const forget = () => pooled.delete(this);
+      this.once('end', forget);
+      this.on('error', forget);
+    }
+  }
+  const pool = new GuardedPool({ ...connectionSettings(url), max: 10, Client: TrackedClient });
   // A client losing its connection must not crash the process. Idle ones are reported by the
   // pool, which replaces them; one checked out by a request emits the error itself, and its query
   // fails with it (the request answers 503), so the event only needs a listener. The pool drops
@@ -156,6 +242,8 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
   const orm = drizzle({ client: pool, schema }) as unknown as Database;
 
   const listeners = new Set<() => Promise<void>>();
+  /** Per LISTEN connection: drop it (the database went away) and reconnect now (it is back). */
+  const listenerControls = new Set<{ drop(error: Error): void; wake(): void }>();
   const listen: DatabaseHandle['listen'] = async (channel, onNotify, onGap) => {
     let stopped = false;
     let client: pg.Client | undefined;
@@ -168,7 +256,10 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
         log.warn({ err: error, channel }, 'LISTEN connection lost; reconnecting');
         client = undefined;
         onGap();
-        retry = setTimeout(() => void connectListener(Math.min(delayMs * 2, 30_000), true), delayMs);
+        retry = setTimeout(() => {
+          retry = undefined;
+          void connectListener(Math.min(delayMs * 2, 30_000), true);
+        }, delayMs);
       };
       client = next;
       next.on('notification', (message) => onNotify(message.payload ?? ''));
@@ -188,15 +279,46 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
       }
     };
     await connectListener(500, false);
+    const control = {
+      drop: (error: Error) => {
+        if (client) destroyConnection(client, error);
+      },
+      // The database is back: reconnect now rather than when the back-off says.
+      wake: () => {
+        if (stopped || client || !retry) return;
+        clearTimeout(retry);
+        retry = undefined;
+        void connectListener(500, true);
+      },
+    };
+    listenerControls.add(control);
     const stop = async () => {
       stopped = true;
       clearTimeout(retry);
       listeners.delete(stop);
+      listenerControls.delete(control);
       await client?.end().catch(() => {});
     };
     listeners.add(stop);
     return stop;
   };
+
+  const watch = watchDatabase({
+    url,
+    ...watchSettings,
+    log,
+    onDown: (error) => {
+      // Queries waiting on a dead connection fail now (503) instead of at their read timeout.
+      const cut = new DatabaseUnreachableError(error.message);
+      for (const client of pooled) destroyConnection(client, cut);
+      for (const control of listenerControls) control.drop(cut);
+    },
+    onUp: () => {
+      for (const control of listenerControls) control.wake();
+    },
+  });
+  const unreachable = () => (watch.down ? new DatabaseUnreachableError(watch.down.message) : undefined);
+  pool.unreachable = unreachable;
 
   let closing: Promise<void> | undefined;
   return {
@@ -214,10 +336,14 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
       }
     },
     // The query's own read timeout ends it on our side; the race bounds the wait for a connection.
-    ping: (timeoutMs = 2000) =>
-      withTimeout(pool.query({ text: 'select 1', query_timeout: timeoutMs } as pg.QueryConfig), timeoutMs, 'The database').then(() => undefined),
+    ping: (timeoutMs = 2000) => {
+      const down = unreachable();
+      if (down) return Promise.reject(down);
+      return withTimeout(pool.query({ text: 'select 1', query_timeout: timeoutMs } as pg.QueryConfig), timeoutMs, 'The database').then(() => undefined);
+    },
     close: () => {
       closing ??= (async () => {
+        watch.stop();
         try {
           await Promise.all([...listeners].map((stop) => stop()));
           await pool.end();
@@ -235,12 +361,12 @@ async function connect(url: string, engine: DatabaseHandle['engine'], log: Fasti
  * or else the embedded PostgreSQL in DATA_DIR, started here and stopped by `close()`.
  */
 export async function openDatabase(config: AppConfig, log: FastifyBaseLogger): Promise<DatabaseHandle> {
-  if (config.databaseUrl) return connect(config.databaseUrl, 'external', log, async () => {});
+  if (config.databaseUrl) return connect(config.databaseUrl, 'external', log, config.databaseWatch, async () => {});
   let server: EmbeddedPostgres | undefined;
   try {
     server = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
     const embedded = server;
-    return await connect(server.url, 'embedded', log, () => embedded.stop());
+    return await connect(server.url, 'embedded', log, config.databaseWatch, () => embedded.stop());
   } catch (error) {
     await server?.stop();
     throw error;

@@ -243,7 +243,7 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
  */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03|25P03)$/;
 /** Errors of the pg driver itself: no connection within the pool's wait, a query past its read timeout, a dropped socket. */
-const UNAVAILABLE_DRIVER_MESSAGE = /timeout exceeded when trying to connect|Query read timeout|Connection terminated|ECONNREFUSED|ECONNRESET/;
+const UNAVAILABLE_DRIVER_MESSAGE = /timeout exceeded when trying to connect|Query read timeout|Connection terminated|is not queryable|ECONNREFUSED|ECONNRESET/;
 
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 3; depth++) {

@@ -24,6 +24,8 @@ export const EnvSchema = Type.Object({
   }),
   DATA_DIR: Type.String({ default: './data', minLength: 1 }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_WATCH_INTERVAL: Type.String({ default: '500 ms' }),
+  DATABASE_WATCH_TIMEOUT: Type.String({ default: '1 second' }),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   DEV_BASE_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://' }),
   AUTH_JWT_SECRET: OptionalString,
@@ -91,6 +93,8 @@ export interface AppConfig {
   devDefaults: boolean;
   dataDir: string;
   databaseUrl?: string;
+  /** How often the database is pinged, and how long a ping may take before it counts as down. */
+  databaseWatch: { intervalMs: number; timeoutMs: number };
   publicBaseUrl?: string;
   devBaseUrl: string;
   auth: {
@@ -390,6 +394,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     devDefaults,
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseWatch: { intervalMs: parseDuration('DATABASE_WATCH_INTERVAL', env.DATABASE_WATCH_INTERVAL), timeoutMs: parseDuration('DATABASE_WATCH_TIMEOUT', env.DATABASE_WATCH_TIMEOUT) },
     publicBaseUrl: env.PUBLIC_BASE_URL,
     devBaseUrl: env.DEV_BASE_URL,
     auth: {

@@ -1,6 +1,7 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { keepRedisConnectionLive, REDIS_COMMAND_TIMEOUT_MS } from './redis-keepalive.js';
 import { bearerTokenOf } from '../app/auth.js';
 import { AppError } from '../app/errors.js';
 
@@ -31,13 +32,17 @@ export default fp(async (fastify) => {
     ? new (await import('ioredis')).Redis(redisUrl, {
         connectTimeout: 2000,
         maxRetriesPerRequest: 1,
-        // Fail fast while disconnected (skipOnError then serves the request) instead of queueing.
+        // Fail fast while disconnected (skipOnError then serves the request) instead of queueing,
+        // and when a cut network leaves the connection open but silent.
         enableOfflineQueue: false,
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
       })
     : undefined;
   if (redis) {
     redis.on('error', (error) => fastify.log.warn({ err: error }, 'rate-limit store (Redis) error'));
+    const stopKeepAlive = keepRedisConnectionLive(redis);
     fastify.addHook('onClose', async () => {
+      stopKeepAlive();
       await redis.quit().catch(() => redis.disconnect());
     });
   }

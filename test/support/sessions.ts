@@ -27,8 +27,9 @@ export async function buildSessionApp(t: Teardown, providers: Providers, env: Re
 
 export const newNonce = () => randomBytes(16).toString('base64url');
 
-export function mobileSignIn(app: App, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'POST', url: '/api/auth/mobile/token', payload: body, headers });
+/** `from`: the caller's address (per-address rate limits count it), when not the default. */
+export function mobileSignIn(app: App, body: Record<string, unknown>, headers: Record<string, string> = {}, from?: string) {
+  return app.inject({ method: 'POST', url: '/api/auth/mobile/token', payload: body, headers, ...(from ? { remoteAddress: from } : {}) });
 }
 
 export interface SignedIn {
@@ -40,9 +41,9 @@ export interface SignedIn {
 }
 
 /** Signs in as `sub` at the provider; throws unless the service answers 200. */
-export async function signInWith(app: App, provider: StandInProvider, sub: string, claims: Record<string, unknown> = {}): Promise<SignedIn> {
+export async function signInWith(app: App, provider: StandInProvider, sub: string, claims: Record<string, unknown> = {}, from?: string): Promise<SignedIn> {
   const nonce = newNonce();
-  const res = await mobileSignIn(app, { provider: provider.kind, idToken: provider.mint(sub, nonce, claims), nonce });
+  const res = await mobileSignIn(app, { provider: provider.kind, idToken: provider.mint(sub, nonce, claims), nonce }, {}, from);
   if (res.statusCode !== 200) throw new Error(`sign-in answered ${res.statusCode}: ${res.body}`);
   return res.json().data;
 }

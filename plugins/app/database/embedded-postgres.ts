@@ -415,6 +415,21 @@ async function ensureDatabase(url: URL, name: string): Promise<string> {
  * Starts the embedded PostgreSQL on `dataDir` (creating the cluster on first use) and resolves
  * once it accepts connections, with a database for the service in it.
  */
+/**
+ * The connection string of the embedded PostgreSQL a running service holds in `dataDir`, for tools
+ * that read its database beside it (the invariant checker, benchmarks); undefined when none runs.
+ */
+export async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> {
+  const clusterDir = join(resolve(dataDir), 'postgres');
+  const existing = await inspectExistingServer(clusterDir);
+  if (existing.state !== 'in-use' && existing.state !== 'orphan') return undefined;
+  const port = (await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[3]?.trim();
+  const url = new URL(`postgres://127.0.0.1:${port}/${EMBEDDED_DATABASE}`);
+  url.username = SUPERUSER;
+  url.password = (await readFile(join(clusterDir, PASSWORD_FILE), 'utf8')).trim();
+  return url.toString();
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const { log } = options;
   const throwaway = options.dataDir.startsWith('memory://');

@@ -1,56 +1,243 @@
 import { type SQL, sql } from 'drizzle-orm';
+import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../db.js';
 
 /**
- * The economy's invariants, checked by reading the database: for tests after every change of
- * money-like state, and for benchmarks and operators after a run.
+ * The invariants of the service's money-like state, checked by reading the database: for tests
+ * after every change of it, for benchmarks after a run, and for operators
+ * (`npm run check-invariants`). Each check answers its violations (empty when it holds), at most
+ * `EXAMPLES` of them, so a broken database is reported quickly and readably.
  */
+
+const EXAMPLES = 20;
 
 const rows = async <T>(db: Database, query: SQL): Promise<T[]> => ((await db.execute(query)) as unknown as { rows: T[] }).rows;
 
-/**
- * Every invariant of the economy that the database can be asked about, as a list of violations
- * (empty when all hold): balances equal their ledgers and are never negative; serials unique,
- * within 1..editionSize and counted by minted; remaining + drawn = the copies each serial state
- * covers; no pack sold past its supply or opened more than once.
- */
-export async function findEconomyViolations(db: Database): Promise<string[]> {
+/** Runs a query that selects violating rows; each row becomes one line. */
+const violations = (query: SQL) => async (db: Database) =>
+  (await rows<Record<string, unknown>>(db, sql`${query} limit ${EXAMPLES + 1}`)).map((row, index) => (index === EXAMPLES ? 'and more' : JSON.stringify(row)));
+
+/** Order statuses whose coins were credited: each has exactly one top-up. */
+const CREDITED = sql.raw(`('fulfilled', 'refunded', 'disputed')`);
+
+export interface Invariant {
+  name: string;
+  check: (db: Database) => Promise<string[]>;
+}
+
+export const INVARIANTS: Invariant[] = [
+  {
+    name: 'every balance equals the sum of its ledger and is not negative',
+    check: violations(
+      sql`select w.user_id, w.balance, coalesce(sum(l.amount), 0)::bigint as ledger from wallets w left join wallet_ledger l on l.user_id = w.user_id
+          group by w.user_id, w.balance having w.balance <> coalesce(sum(l.amount), 0) or w.balance < 0`,
+    ),
+  },
+  {
+    name: 'every credited order has exactly one top-up, of its coins, to its buyer',
+    check: violations(
+      sql`select o.id, o.status, o.coins, count(l.id)::int as topups, coalesce(sum(l.amount), 0)::int as credited
+          from orders o left join wallet_ledger l on l.kind = 'topup' and l.reference = o.id and l.user_id = o.user_id
+          where o.status in ${CREDITED} group by o.id having count(l.id) <> 1 or coalesce(sum(l.amount), 0) <> o.coins`,
+    ),
+  },
+  {
+    name: 'no top-up without a credited order',
+    check: violations(
+      sql`select l.id, l.user_id, l.reference, o.status from wallet_ledger l left join orders o on o.id = l.reference
+          where l.kind = 'topup' and (o.id is null or o.status not in ${CREDITED} or o.user_id <> l.user_id)`,
+    ),
+  },
+  {
+    name: "an order's refunds and disputes took back coinsReversed - uncollected, within its coins",
+    check: violations(
+      sql`select o.id, o.status, o.coins, o.coins_reversed, o.uncollected, coalesce(-sum(l.amount), 0)::int as taken
+          from orders o left join wallet_ledger l on l.reference = o.id and l.kind in ('refund', 'adjustment')
+          group by o.id
+          having coalesce(-sum(l.amount), 0) <> o.coins_reversed - o.uncollected
+              or not (0 <= o.uncollected and o.uncollected <= o.coins_reversed and o.coins_reversed <= o.coins)`,
+    ),
+  },
+  {
+    name: 'serial numbers are within 1..editionSize',
+    check: violations(
+      sql`select p.id, p.serial_number, c.edition_size from pulls p join collectibles c on c.id = p.collectible_id where p.serial_number < 1 or p.serial_number > c.edition_size`,
+    ),
+  },
+  {
+    name: 'no serial number is given twice',
+    check: violations(sql`select collectible_id, serial_number, count(*)::int from pulls group by 1, 2 having count(*) > 1`),
+  },
+  {
+    name: "a collectible's minted count is its pulls",
+    check: violations(
+      sql`select c.id, c.minted, coalesce(p.pulled, 0)::int as pulled from collectibles c
+          left join (select collectible_id, count(*) as pulled from pulls group by 1) p on p.collectible_id = c.id
+          where c.minted <> coalesce(p.pulled, 0)`,
+    ),
+  },
+  {
+    name: "a pool entry's serial state counts its pulls, and its blocks hold what it allocated",
+    check: violations(
+      sql`select s.pack_id, s.collectible_id, s.minted, coalesce(p.pulled, 0)::int as pulled, s.allocated, coalesce(b.blocked, 0)::int as in_blocks
+          from serial_states s
+          left join (select pack_id, collectible_id, count(*) as pulled from pulls group by 1, 2) p on p.pack_id = s.pack_id and p.collectible_id = s.collectible_id
+          left join (select pack_id, collectible_id, sum(count) as blocked from serial_blocks group by 1, 2) b on b.pack_id = s.pack_id and b.collectible_id = s.collectible_id
+          where s.minted <> coalesce(p.pulled, 0) or s.allocated <> coalesce(b.blocked, 0)`,
+    ),
+  },
+  {
+    name: 'an active entry has a serial for every copy left',
+    check: violations(
+      sql`select e.pack_id, e.collectible_id, e.remaining, s.minted, s.allocated from pack_pool_entries e join packs k on k.id = e.pack_id
+          left join serial_states s on s.pack_id = e.pack_id and s.collectible_id = e.collectible_id
+          where k.status = 'active' and e.remaining + coalesce(s.minted, 0) > coalesce(s.allocated, 0)`,
+    ),
+  },
+  {
+    // Copies leave a pool only by being drawn: what its last audited change left, less the pulls since.
+    name: "a pool entry's copies left plus those drawn since its last audited change equal what that change left",
+    check: violations(
+      sql`with last_change as (
+            select distinct on (a.target_id, a.after->>'collectibleId') a.target_id as pack_id, a.after->>'collectibleId' as collectible_id,
+                   (a.after->>'remaining')::int as left_then, a.created_at as at
+            from audit_log a where a.action = 'pack.addCollectible' and a.after ? 'remaining'
+            order by a.target_id, a.after->>'collectibleId', a.created_at desc, a.id desc)
+          select e.pack_id, e.collectible_id, e.remaining, c.left_then, count(p.id)::int as drawn_since
+          from pack_pool_entries e
+          left join last_change c on c.pack_id = e.pack_id and c.collectible_id = e.collectible_id
+          left join pulls p on p.pack_id = e.pack_id and p.collectible_id = e.collectible_id and p.created_at >= c.at
+          group by e.pack_id, e.collectible_id, e.remaining, c.pack_id, c.left_then
+          having c.pack_id is null or e.remaining + count(p.id) <> c.left_then`,
+    ),
+  },
+  {
+    name: 'the pool can fill the packs sold unopened (and, on sale, reserved)',
+    check: violations(
+      sql`select k.id, k.status, k.sold, k.opened, k.cards_per_pack, coalesce(e.remaining, 0)::int as remaining, coalesce(r.reserved, 0)::int as reserved
+          from packs k
+          left join (select pack_id, sum(remaining) as remaining from pack_pool_entries group by 1) e on e.pack_id = k.id
+          left join (select pack_id, count(*) as reserved from purchases where status = 'pending' and expires_at > now() group by 1) r on r.pack_id = k.id
+          where coalesce(e.remaining, 0) < (k.sold - k.opened + case when k.status = 'active' then coalesce(r.reserved, 0) else 0 end) * k.cards_per_pack`,
+    ),
+  },
+  {
+    name: 'no pack is sold past its supply, and sold and opened count its purchases and opens',
+    check: violations(
+      sql`select k.id, k.supply, k.sold, coalesce(p.completed, 0)::int as completed, k.opened, coalesce(u.opened, 0)::int as opened_packs
+          from packs k
+          left join (select pack_id, count(*) as completed from purchases where status = 'completed' group by 1) p on p.pack_id = k.id
+          left join (select pack_id, count(*) as opened from user_packs where opened_at is not null group by 1) u on u.pack_id = k.id
+          where (k.supply is not null and k.sold > k.supply) or k.sold <> coalesce(p.completed, 0) or k.opened <> coalesce(u.opened, 0)`,
+    ),
+  },
+  {
+    // maxPerUser may be lowered in a draft after sales: each purchase is held to the limit in force
+    // when it was made (the pack's audit rows record every value it had).
+    name: 'no purchase took a user past the maxPerUser in force when it was made',
+    check: violations(
+      sql`with ranked as (
+            select p.id, p.user_id, p.pack_id, p.created_at, row_number() over (partition by p.user_id, p.pack_id order by p.created_at, p.id) as nth
+            from purchases p where p.status = 'completed')
+          select r.id, r.user_id, r.pack_id, r.nth, m.max_per_user from ranked r
+          cross join lateral (
+            select (a.after->>'maxPerUser')::int as max_per_user from audit_log a
+            where a.target_id = r.pack_id and a.target_type = 'pack' and a.after ? 'maxPerUser' and a.created_at <= r.created_at
+            order by a.created_at desc, a.id desc limit 1) m
+          where m.max_per_user is not null and r.nth > m.max_per_user`,
+    ),
+  },
+  {
+    name: 'every owned pack comes from a completed purchase, and an opened one holds cardsPerPack pulls and its stored result',
+    check: violations(
+      sql`select u.id, p.status as purchase, k.cards_per_pack, coalesce(n.pulls, 0)::int as pulls, (o.user_pack_id is not null) as has_result, u.opened_at
+          from user_packs u join purchases p on p.id = u.purchase_id join packs k on k.id = u.pack_id
+          left join (select user_pack_id, count(*) as pulls from pulls group by 1) n on n.user_pack_id = u.id
+          left join pack_opens o on o.user_pack_id = u.id
+          where p.status <> 'completed'
+             or (u.opened_at is not null and (coalesce(n.pulls, 0) <> k.cards_per_pack or o.user_pack_id is null))
+             or (u.opened_at is null and (coalesce(n.pulls, 0) <> 0 or o.user_pack_id is not null))`,
+    ),
+  },
+  {
+    name: "every open's stored result is recomputable from its proof, with the purchase's seed and the pulls given",
+    check: checkOpenProofs,
+  },
+  {
+    name: "every pack state change has its audit row, and a pack's status is its last audited one",
+    check: violations(
+      sql`with changes as (
+            select target_id, id, created_at, before->>'status' as from_status, after->>'status' as to_status,
+                   lag(after->>'status') over w as previous_status, lag(created_at) over w as previous_at,
+                   row_number() over (partition by target_id order by created_at desc, id desc) as from_last
+            from audit_log where target_type = 'pack' and after ? 'status'
+            window w as (partition by target_id order by created_at, id))
+          select k.id, k.status, c.to_status as last_audited from packs k left join changes c on c.target_id = k.id and c.from_last = 1
+          where c.target_id is null or c.to_status <> k.status
+          union all
+          select c.target_id, c.from_status, c.previous_status from changes c
+          where c.previous_at is not null and c.previous_at <> c.created_at and c.from_status is distinct from c.previous_status`,
+    ),
+  },
+];
+
+/** Opens are read in pages: a result holds its whole proof. */
+const OPEN_PAGE = 500;
+
+async function checkOpenProofs(db: Database): Promise<string[]> {
   const problems: string[] = [];
-  const found = async (what: string, query: SQL) => {
-    for (const row of await rows<Record<string, unknown>>(db, query)) problems.push(`${what}: ${JSON.stringify(row)}`);
-  };
-  await found(
-    'balance differs from the sum of its ledger',
-    sql`select w.user_id, w.balance, coalesce(sum(l.amount), 0)::int as ledger from wallets w left join wallet_ledger l on l.user_id = w.user_id group by w.user_id, w.balance having w.balance <> coalesce(sum(l.amount), 0) or w.balance < 0`,
-  );
-  await found('serial outside 1..editionSize', sql`select p.id, p.serial_number, c.edition_size from pulls p join collectibles c on c.id = p.collectible_id where p.serial_number < 1 or p.serial_number > c.edition_size`);
-  await found('serial given twice', sql`select collectible_id, serial_number, count(*) from pulls group by 1, 2 having count(*) > 1`);
-  await found(
-    'minted differs from the pulls',
-    sql`select c.id, c.minted, (select count(*) from pulls p where p.collectible_id = c.id)::int as pulled from collectibles c where c.minted <> (select count(*) from pulls p where p.collectible_id = c.id)`,
-  );
-  await found(
-    'serial state differs from the pulls',
-    sql`select s.pack_id, s.collectible_id, s.minted, (select count(*) from pulls p where p.pack_id = s.pack_id and p.collectible_id = s.collectible_id)::int as pulled from serial_states s where s.minted <> (select count(*) from pulls p where p.pack_id = s.pack_id and p.collectible_id = s.collectible_id)`,
-  );
-  await found(
-    'an active entry has copies without serials (remaining + minted > allocated)',
-    sql`select e.pack_id, e.collectible_id, e.remaining, s.minted, s.allocated from pack_pool_entries e join packs k on k.id = e.pack_id left join serial_states s on s.pack_id = e.pack_id and s.collectible_id = e.collectible_id where k.status = 'active' and e.remaining + coalesce(s.minted, 0) > coalesce(s.allocated, 0)`,
-  );
-  await found(
-    'the pool cannot fill the packs sold unopened (and, on sale, reserved)',
-    sql`select k.id, k.status, k.sold, k.opened, k.cards_per_pack,
-               coalesce((select sum(e.remaining) from pack_pool_entries e where e.pack_id = k.id), 0)::int as remaining,
-               (select count(*) from purchases p where p.pack_id = k.id and p.status = 'pending' and p.expires_at > now())::int as reserved
-        from packs k
-        where coalesce((select sum(e.remaining) from pack_pool_entries e where e.pack_id = k.id), 0)
-              < (k.sold - k.opened + case when k.status = 'active'
-                   then (select count(*) from purchases p where p.pack_id = k.id and p.status = 'pending' and p.expires_at > now()) else 0 end) * k.cards_per_pack`,
-  );
-  await found('pack sold past its supply', sql`select id, sold, supply from packs where supply is not null and sold > supply`);
-  await found('sold differs from completed purchases', sql`select k.id, k.sold, (select count(*) from purchases p where p.pack_id = k.id and p.status = 'completed')::int as completed from packs k where k.sold <> (select count(*) from purchases p where p.pack_id = k.id and p.status = 'completed')`);
-  await found('opened differs from opened packs', sql`select k.id, k.opened, (select count(*) from user_packs u where u.pack_id = k.id and u.opened_at is not null)::int as opened_packs from packs k where k.opened <> (select count(*) from user_packs u where u.pack_id = k.id and u.opened_at is not null)`);
-  await found('owned pack without a completed purchase', sql`select u.id from user_packs u join purchases p on p.id = u.purchase_id where p.status <> 'completed'`);
-  await found('opened pack with the wrong number of pulls', sql`select u.id, k.cards_per_pack, (select count(*) from pulls p where p.user_pack_id = u.id)::int as pulls from user_packs u join packs k on k.id = u.pack_id where u.opened_at is not null and (select count(*) from pulls p where p.user_pack_id = u.id) <> k.cards_per_pack`);
-  return problems;
+  let after = '';
+  for (;;) {
+    const page = await rows<{ user_pack_id: string; result: { fairness?: DrawProof }; server_seed: string; pulled: { collectibleId: string; serialNumber: number; drawIndex: number }[] }>(
+      db,
+      sql`select o.user_pack_id, o.result, p.server_seed,
+                 (select coalesce(jsonb_agg(jsonb_build_object('collectibleId', l.collectible_id, 'serialNumber', l.serial_number, 'drawIndex', l.draw_index) order by l.draw_index), '[]')
+                  from pulls l where l.user_pack_id = o.user_pack_id) as pulled
+          from pack_opens o join user_packs u on u.id = o.user_pack_id join purchases p on p.id = u.purchase_id
+          where o.user_pack_id > ${after} order by o.user_pack_id limit ${OPEN_PAGE}`,
+    );
+    for (const open of page) {
+      const proof = open.result.fairness;
+      const found = (problem: string) => problems.length <= EXAMPLES && problems.push(problems.length === EXAMPLES ? 'and more' : `${open.user_pack_id}: ${problem}`);
+      if (!proof) {
+        found('the stored result has no proof');
+        continue;
+      }
+      for (const problem of verifyDrawProof(proof)) found(problem);
+      if (proof.serverSeed !== open.server_seed) found("the proof's server seed is not the purchase's");
+      const given = proof.draws.map((draw, index) => `${index}:${draw.collectibleId}#${draw.serialNumber}`).join(' ');
+      const stored = open.pulled.map((pull) => `${pull.drawIndex}:${pull.collectibleId}#${pull.serialNumber}`).join(' ');
+      if (given !== stored) found(`the proof's draws (${given}) are not the pulls stored (${stored})`);
+    }
+    if (page.length < OPEN_PAGE || problems.length > EXAMPLES) return problems;
+    after = (page[page.length - 1] as { user_pack_id: string }).user_pack_id;
+  }
+}
+
+/** Whether the database holds this service's tables (a database never migrated does not). */
+export async function holdsServiceTables(db: Database): Promise<boolean> {
+  const [row] = await rows<{ found: string | null }>(db, sql`select to_regclass('wallet_ledger')::text as found`);
+  return Boolean(row?.found);
+}
+
+export interface InvariantResult {
+  name: string;
+  violations: string[];
+  ms: number;
+}
+
+/** Runs every check, one after another (a database under load is not asked for more at once). */
+export async function checkInvariants(db: Database): Promise<InvariantResult[]> {
+  const results: InvariantResult[] = [];
+  for (const invariant of INVARIANTS) {
+    const started = performance.now();
+    const found = await invariant.check(db);
+    results.push({ name: invariant.name, violations: found, ms: performance.now() - started });
+  }
+  return results;
+}
+
+/** Every violation, each prefixed with its invariant: empty when all hold. */
+export async function findEconomyViolations(db: Database): Promise<string[]> {
+  return (await checkInvariants(db)).flatMap((result) => result.violations.map((violation) => `${result.name}: ${violation}`));
 }

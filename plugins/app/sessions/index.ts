@@ -2,6 +2,7 @@ import type { JWT } from '@fastify/jwt';
 import fp from 'fastify-plugin';
 import type { MobileProvider } from '../../external/env.js';
 import { CLOCK_TOLERANCE_MS } from '../../external/jwt.js';
+import { keepRedisConnectionLive, REDIS_COMMAND_TIMEOUT_MS } from '../../external/redis-keepalive.js';
 import { createIdTokenVerifier, type IdTokenVerifier } from './providers.js';
 import { createSessionsRepository, REVOCATION_CHANNEL } from './repository.js';
 import { decodeEntries, encodeEntries, type RevocationEntry, RevocationList } from './revocations.js';
@@ -66,7 +67,8 @@ export default fp(
     if (fastify.config.redisUrl) {
       const { Redis } = await import('ioredis');
       const options = { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: true };
-      const publisher = new Redis(fastify.config.redisUrl, { ...options, enableOfflineQueue: false });
+      // A logout never waits on a silent network for long: its publish gives up (and the resync covers it).
+      const publisher = new Redis(fastify.config.redisUrl, { ...options, enableOfflineQueue: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
       const subscriber = new Redis(fastify.config.redisUrl, options);
       for (const client of [publisher, subscriber]) client.on('error', (error) => fastify.log.warn({ err: error }, 'revocation bus (Redis) error'));
       stops.push(async () => {
@@ -81,6 +83,9 @@ export default fp(
         connectedBefore = true;
       });
       subscriber.on('message', (_channel: string, payload: string) => apply(payload));
+      // A subscriber only listens: a cut network would go unnoticed without its pings.
+      const stopKeepAlive = keepRedisConnectionLive(subscriber);
+      stops.push(async () => stopKeepAlive());
       await Promise.all([publisher.connect(), subscriber.connect()]).catch((error) =>
         fastify.log.warn({ err: error }, 'revocation bus (Redis) unreachable at start; other instances learn of logouts at the next resync'),
       );

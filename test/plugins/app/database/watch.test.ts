@@ -1,0 +1,78 @@
+import type { FastifyBaseLogger } from 'fastify';
+import t, { type Test } from 'tap';
+import { watchDatabase, type DatabaseWatch } from '../../../../plugins/app/database/watch.js';
+import { readSuiteDatabase } from '../../../support/test-database.js';
+import { startTcpProxy, type TcpProxy } from '../../../support/tcp-proxy.js';
+
+/** The watch on its own, through a TCP proxy to the suite's server: what it reports, and when. */
+
+const quiet = { error() {}, warn() {}, info() {} } as unknown as FastifyBaseLogger;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean, withinMs: number): Promise<boolean> {
+  const end = Date.now() + withinMs;
+  while (!condition() && Date.now() < end) await sleep(10);
+  return condition();
+}
+
+function startWatch(t: Test, proxy: TcpProxy, timeoutMs: number) {
+  const events: string[] = [];
+  const watch: DatabaseWatch = watchDatabase({
+    url: proxy.urlFor(readSuiteDatabase().serverUrl),
+    intervalMs: 50,
+    timeoutMs,
+    log: quiet,
+    onDown: () => events.push('down'),
+    onUp: () => events.push('up'),
+  });
+  t.teardown(() => watch.stop());
+  return { watch, events };
+}
+
+async function proxyFor(t: Test): Promise<TcpProxy> {
+  const { hostname, port } = new URL(readSuiteDatabase().serverUrl);
+  const proxy = await startTcpProxy({ host: hostname, port: Number(port) });
+  t.teardown(() => proxy.close());
+  return proxy;
+}
+
+t.test('silence marks the database down after the timeout; the first answer marks it up', async (t) => {
+  const proxy = await proxyFor(t);
+  const { watch, events } = startWatch(t, proxy, 300);
+  await sleep(300);
+  t.equal(watch.down, undefined, 'up while it answers');
+
+  proxy.partition();
+  const cutAt = Date.now();
+  t.ok(await until(() => watch.down !== undefined, 2000), 'down during the cut');
+  t.ok(Date.now() - cutAt >= 250, 'not before the timeout');
+  t.match(watch.down?.message, /no answer within 300 ms/);
+
+  proxy.restore();
+  t.ok(await until(() => watch.down === undefined, 2000), 'up once the network heals');
+  t.same(events, ['down', 'up']);
+});
+
+t.test('a refused connection marks it down at once', async (t) => {
+  const proxy = await proxyFor(t);
+  const { watch, events } = startWatch(t, proxy, 5000);
+  await sleep(300);
+  proxy.refuse();
+  t.ok(await until(() => watch.down !== undefined, 1000), 'down well before the 5 s timeout');
+  proxy.restore();
+  t.ok(await until(() => watch.down === undefined, 2000), 'up again');
+  t.same(events, ['down', 'up']);
+});
+
+t.test('stop() during a ping is no outage: the ended watch never reports the database down', async (t) => {
+  const proxy = await proxyFor(t);
+  const { watch, events } = startWatch(t, proxy, 10_000);
+  await sleep(300);
+  // A ping that will wait for its answer: stop() drops its connection under it.
+  proxy.partition();
+  await sleep(200);
+  watch.stop();
+  await sleep(200);
+  t.equal(watch.down, undefined, 'a stopped watch knows nothing');
+  t.same(events, [], 'no down event');
+});
