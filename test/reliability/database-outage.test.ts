@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
+import { pino } from 'pino';
 import t, { type Test } from 'tap';
+import { startEmbeddedPostgres } from '../../plugins/app/database/embedded-postgres.js';
 import type { App } from '../../app.js';
 import { findEconomyViolations } from '../../plugins/app/invariants/repository.js';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -11,7 +16,7 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 /**
  * The database goes away under load, through a TCP proxy between the app and PostgreSQL: a network
- * cut (silence) and a server that refuses. Every request is answered within 2 s (200, or 503
+ * cut (silence), a server that refuses, and a server restarted (stopped, then started again). Every request is answered within 2 s (200, or 503
  * `database_unavailable`, never a 500 or a hang), readiness says 503 within the watch's bound, the
  * app recovers without a restart within 5 s of the database's return, no pool connection is
  * lost, and no purchase is half applied. `OUTAGE_CUT_MS` sets the cut's length (10 s).
@@ -29,6 +34,7 @@ interface Answer {
   ms: number;
   status: number;
   code?: string;
+  message?: string;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,10 +42,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Fans buying packs and reading their wallet, and anyone reading the catalog, until `until()` says stop. */
 function load(app: App, fans: Fan[], packId: string, until: () => boolean, acknowledged: Set<string>): Promise<Answer[]> {
   const answers: Answer[] = [];
-  const timed = async (what: string, request: () => Promise<{ statusCode: number; json(): { error?: { code: string }; data?: { id?: string } } }>) => {
+  const timed = async (what: string, request: () => Promise<{ statusCode: number; json(): { error?: { code: string; message: string }; data?: { id?: string } } }>) => {
     const startedAt = performance.now();
     const res = await request();
-    answers.push({ what, startedAt, ms: performance.now() - startedAt, status: res.statusCode, code: res.statusCode >= 400 ? res.json().error?.code : undefined });
+    const error = res.statusCode >= 400 ? res.json().error : undefined;
+    answers.push({ what, startedAt, ms: performance.now() - startedAt, status: res.statusCode, code: error?.code, message: error?.message });
     return res;
   };
   const fanLoop = async (fan: Fan) => {
@@ -58,13 +65,67 @@ function load(app: App, fans: Fan[], packId: string, until: () => boolean, ackno
   return Promise.all(fans.map(fanLoop)).then(() => answers);
 }
 
-async function outage(t: Test, how: 'partition' | 'refuse') {
+/**
+ * A way for the database to go away and come back. `url` is where the app's database is (the
+ * app reaches it through the proxy); `cut()` takes it away, after which the test waits `holdMs`;
+ * `heal()` brings it back (and points the proxy at it).
+ */
+interface Fault {
+  name: string;
+  url: string;
+  holdMs: number;
+  /** Whether requests must have been refused while it lasted (a restart may be too quick for some). */
+  refusesWork: boolean;
+  cut(proxy: TcpProxy): Promise<void>;
+  heal(proxy: TcpProxy): Promise<void>;
+}
+
+/** A fresh database on the suite's server, and a fault of the proxy. */
+async function proxyFault(t: Test, how: 'partition' | 'refuse'): Promise<Fault> {
   const database = await createTestDatabase();
   t.teardown(() => database.drop());
-  const direct = new URL(database.url);
+  return {
+    name: how,
+    url: database.url,
+    holdMs: CUT_MS,
+    refusesWork: true,
+    cut: async (proxy) => (how === 'partition' ? proxy.partition() : proxy.refuse()),
+    heal: async (proxy) => proxy.restore(),
+  };
+}
+
+/**
+ * A PostgreSQL server of the test's own (the embedded server's binaries, in a folder of its own),
+ * stopped (a fast shutdown: open transactions roll back, connections are ended) and started
+ * again on the same data, on whatever port is free then.
+ */
+async function restartFault(t: Test): Promise<Fault> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pack-service-restart-'));
+  const quiet = pino({ level: 'silent' });
+  let server = await startEmbeddedPostgres({ dataDir, log: quiet });
+  t.teardown(async () => {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    name: 'restart',
+    url: server.url,
+    holdMs: 0,
+    refusesWork: false,
+    cut: () => server.stop(),
+    heal: async (proxy) => {
+      server = await startEmbeddedPostgres({ dataDir, log: quiet });
+      proxy.retarget(server.port);
+    },
+  };
+}
+
+async function outage(t: Test, fault: Fault) {
+  const how = fault.name;
+  const direct = new URL(fault.url);
   const proxy: TcpProxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
   t.teardown(() => proxy.close());
-  const app = await buildTestApp(t, { DATABASE_URL: proxy.urlFor(database.url), ...WATCH_ENV, LOG_LEVEL: process.env.OUTAGE_LOG_LEVEL ?? 'silent' });
+  const app = await buildTestApp(t, { DATABASE_URL: proxy.urlFor(fault.url), ...WATCH_ENV, LOG_LEVEL: process.env.OUTAGE_LOG_LEVEL ?? 'silent' });
 
   const { pack } = await packInStatus(app, 'active', { pack: { price: 1, cardsPerPack: 1 }, pool: [{ quantity: 100_000 }] });
   const fans = await Promise.all(Array.from({ length: 8 }, (_, i) => signIn(app, `fan-outage-${how}-${i}`)));
@@ -76,15 +137,14 @@ async function outage(t: Test, how: 'partition' | 'refuse') {
   await sleep(1000);
 
   const cutAt = performance.now();
-  if (how === 'partition') proxy.partition();
-  else proxy.refuse();
+  await fault.cut(proxy);
   let notReadyAt: number | undefined;
-  while (performance.now() - cutAt < CUT_MS) {
+  while (performance.now() - cutAt < fault.holdMs) {
     if (notReadyAt === undefined && (await app.inject({ method: 'GET', url: '/api/health/ready' })).statusCode === 503) notReadyAt = performance.now();
     await sleep(100);
   }
+  await fault.heal(proxy);
   const restoredAt = performance.now();
-  proxy.restore();
   let readyAt: number | undefined;
   let firstWriteAt: number | undefined;
   /** What recovery looked like, for the failure message: elapsed ms, readiness, purchase. */
@@ -103,18 +163,22 @@ async function outage(t: Test, how: 'partition' | 'refuse') {
 
   const during = answers.filter((answer) => answer.startedAt >= cutAt && answer.startedAt < restoredAt);
   const slowest = Math.max(...during.map((answer) => answer.ms));
-  t.ok(during.length > 20, `${during.length} requests made during the ${CUT_MS / 1000} s cut`);
+  t.ok(during.length > (fault.refusesWork ? 20 : 0), `${during.length} requests made during the ${Math.round(restoredAt - cutAt)} ms the database was away`);
   t.ok(slowest <= ANSWER_BOUND_MS, `every one answered within ${ANSWER_BOUND_MS} ms (slowest ${Math.round(slowest)} ms)`);
   t.same(
     answers.filter((answer) => answer.status >= 500 && !(answer.status === 503 && answer.code === 'database_unavailable')),
     [],
     'no 500, and every 503 is database_unavailable',
   );
-  t.ok(
-    during.some((answer) => answer.code === 'database_unavailable'),
-    'the database was missed during the cut',
-  );
-  t.ok(notReadyAt !== undefined && notReadyAt - cutAt <= ANSWER_BOUND_MS, `readiness said 503 ${Math.round((notReadyAt ?? Number.NaN) - cutAt)} ms after the cut`);
+  if (fault.refusesWork) {
+    t.ok(
+      during.some((answer) => answer.code === 'database_unavailable'),
+      'the database was missed during the cut',
+    );
+    t.ok(notReadyAt !== undefined && notReadyAt - cutAt <= ANSWER_BOUND_MS, `readiness said 503 ${Math.round((notReadyAt ?? Number.NaN) - cutAt)} ms after the cut`);
+  } else {
+    t.comment(`${during.filter((answer) => answer.code === 'database_unavailable').length} of ${during.length} requests made while it was away answered 503 database_unavailable`);
+  }
   t.ok(readyAt !== undefined && readyAt - restoredAt <= RECOVERY_BOUND_MS, `ready again ${Math.round((readyAt ?? Number.NaN) - restoredAt)} ms after the database returned`, { trace });
   t.ok(firstWriteAt !== undefined && firstWriteAt - restoredAt <= RECOVERY_BOUND_MS, `a purchase succeeded ${Math.round((firstWriteAt ?? Number.NaN) - restoredAt)} ms after the database returned`);
   const after = answers.filter((answer) => answer.startedAt >= (firstWriteAt ?? Number.POSITIVE_INFINITY));
@@ -128,7 +192,7 @@ async function outage(t: Test, how: 'partition' | 'refuse') {
   const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => app.inject({ method: 'GET', url: '/api/wallet', headers: bearer((fans[i % fans.length] as Fan).token) })));
   t.same(burst.map((res) => res.statusCode), Array(20).fill(200), 'a burst after recovery is served');
 
-  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  const pool = new pg.Pool({ connectionString: proxy.urlFor(fault.url), max: 1 });
   try {
     const { rows } = await pool.query<{ connections: number }>(
       "select count(*)::int as connections from pg_stat_activity where datname = current_database() and application_name = 'pack-service'",
@@ -147,5 +211,6 @@ async function outage(t: Test, how: 'partition' | 'refuse') {
   t.ok(closed, `the app closed in ${Math.round(performance.now() - closing)} ms: every connection lent was given back`);
 }
 
-t.test('a network cut between the app and PostgreSQL', (t) => outage(t, 'partition'));
-t.test('PostgreSQL refusing connections', (t) => outage(t, 'refuse'));
+t.test('a network cut between the app and PostgreSQL', async (t) => outage(t, await proxyFault(t, 'partition')));
+t.test('PostgreSQL refusing connections', async (t) => outage(t, await proxyFault(t, 'refuse')));
+t.test('PostgreSQL restarted under load', async (t) => outage(t, await restartFault(t)));

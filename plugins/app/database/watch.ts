@@ -65,11 +65,15 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
   const startAttempt = (): Promise<void> => {
     const owner = {};
     current = owner;
-    return (async () => {
+    const ping = async () => {
       if (!client) {
         const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: ABANDON_AFTER_MS, keepAlive: true, application_name: 'pack-service-watch' });
-        // A lost connection fails the attempt; the event itself needs only a listener.
-        next.on('error', () => {});
+        // A connection the server ended (a restart) is not used for the next ping.
+        const forget = () => {
+          if (client === next) client = undefined;
+        };
+        next.on('error', forget);
+        next.on('end', forget);
         try {
           await next.connect();
         } catch (error) {
@@ -84,6 +88,18 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
         client = next;
       }
       await client.query('select 1');
+    };
+    return (async () => {
+      const reused = client !== undefined;
+      try {
+        await ping();
+      } catch (error) {
+        // A connection that failed may be the only thing gone (the server restarted since the
+        // last ping): the database is down only if a new connection fails too.
+        if (!reused || stopped || current !== owner) throw error;
+        dropClient();
+        await ping();
+      }
     })();
   };
 

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { watchDatabase, type DatabaseWatch } from '../../../../plugins/app/database/watch.js';
 import { readSuiteDatabase } from '../../../support/test-database.js';
@@ -6,7 +6,7 @@ import { startTcpProxy, type TcpProxy } from '../../../support/tcp-proxy.js';
 
 /** The watch on its own, through a TCP proxy to the suite's server: what it reports, and when. */
 
-const quiet = { error() {}, warn() {}, info() {} } as unknown as FastifyBaseLogger;
+const quiet = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(condition: () => boolean, withinMs: number): Promise<boolean> {
@@ -75,4 +75,16 @@ t.test('stop() during a ping is no outage: the ended watch never reports the dat
   await sleep(200);
   t.equal(watch.down, undefined, 'a stopped watch knows nothing');
   t.same(events, [], 'no down event');
+});
+
+t.test('a connection the server ended (a restart) is no outage when a new one answers', async (t) => {
+  const proxy = await proxyFor(t);
+  const { watch, events } = startWatch(t, proxy, 5000);
+  await sleep(300);
+  // Every connection is reset, and new ones are accepted again at once.
+  proxy.refuse();
+  proxy.restore();
+  await sleep(300);
+  t.equal(watch.down, undefined, 'up');
+  t.same(events, [], 'never reported down');
 });
