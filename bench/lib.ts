@@ -285,6 +285,8 @@ export function percentile(values: number[], p: number): number {
 
 export interface ApiAnswer {
   status: number;
+  /** The Retry-After header of a 429 or 503, in seconds. */
+  retryAfterSeconds?: number;
   json: { data?: Record<string, unknown> & { id?: string } };
 }
 
@@ -296,7 +298,7 @@ export async function apiCall(url: string, method: string, token: string, body?:
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
-  return { status: res.status, json: (await res.json()) as ApiAnswer['json'] };
+  return { status: res.status, retryAfterSeconds: Number(res.headers.get('retry-after')) || undefined, json: (await res.json()) as ApiAnswer['json'] };
 }
 
 /** The answer's data, or an error naming what failed when the status is not `status`. */
