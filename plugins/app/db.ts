@@ -10,6 +10,7 @@ import type { AppConfig } from '../external/env.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { MIGRATIONS_FOLDER } from './database/paths.js';
 import { DatabaseUnreachableError, destroyConnection, watchDatabase } from './database/watch.js';
+import { overloadedError } from './errors.js';
 
 /** The database and its transactions share this type, so repositories take either. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -157,29 +158,58 @@ const BROKEN_CONNECTION = /Query read timeout|Connection terminated|is not query
  */
 class GuardedPool extends pg.Pool {
   unreachable: (() => Error | undefined) | undefined;
+  /** See DATABASE_QUEUE_LIMIT; 0 queues everything. */
+  queueLimitMs = 0;
+  /** How long a connection is lent, on average (weighted towards the latest loans). */
+  averageLoanMs = 0;
+
+  /**
+   * How long new work can expect to wait for a connection: nothing while one is free, else its
+   * place in the queue over the connections that serve it, times how long each is held.
+   */
+  expectedWaitMs(): number {
+    const size = this.options.max;
+    if (this.idleCount > 0 || this.totalCount < size) return 0;
+    return ((this.waitingCount + 1) / size) * this.averageLoanMs;
+  }
+
+  private refusal(): Error | undefined {
+    const unreachable = this.unreachable?.();
+    if (unreachable) return unreachable;
+    // Work that would wait past the limit is refused now: a caller retrying in a second (or at
+    // another instance) is better served than one queued for seconds, and the queue stays short.
+    if (this.queueLimitMs > 0 && this.expectedWaitMs() > this.queueLimitMs) return overloadedError(1);
+    return undefined;
+  }
+
+  recordLoan(ms: number): void {
+    this.averageLoanMs = this.averageLoanMs === 0 ? ms : this.averageLoanMs * 0.9 + ms * 0.1;
+  }
 
   // pg-pool's own query() calls connect with a callback and handles its client itself; drizzle's
   // transactions call it without one.
   // biome-ignore lint/suspicious/noExplicitAny: pg-pool's overloads cannot be restated in a subclass.
   override connect(callback?: any): any {
-    const error = this.unreachable?.();
+    const error = this.refusal();
     if (callback) {
       if (!error) return super.connect(callback);
       process.nextTick(() => callback(error, undefined, () => {}));
       return undefined;
     }
-    return error ? Promise.reject(error) : super.connect().then(guardLoan);
+    return error ? Promise.reject(error) : super.connect().then((client) => guardLoan(this, client));
   }
 }
 
-function guardLoan(client: pg.PoolClient): pg.PoolClient {
+function guardLoan(pool: GuardedPool, client: pg.PoolClient): pg.PoolClient {
   const poolRelease = client.release;
   const poolQuery = client.query;
+  const lentAt = performance.now();
   let released = false;
   let broken: Error | undefined;
   const giveBack = (error?: Error | boolean) => {
     if (released) return;
     released = true;
+    pool.recordLoan(performance.now() - lentAt);
     client.off('error', lost);
     client.off('end', ended);
     client.query = poolQuery;
@@ -215,7 +245,7 @@ async function connect(
   url: string,
   engine: DatabaseHandle['engine'],
   log: FastifyBaseLogger,
-  watchSettings: { intervalMs: number; timeoutMs: number },
+  settings: Pick<AppConfig, 'databaseWatch' | 'databaseQueueLimitMs'>,
   onClosed: () => Promise<void>,
 ): Promise<DatabaseHandle> {
   const version = await migrateDatabase(url, log);
@@ -233,6 +263,7 @@ async function connect(
     }
   }
   const pool = new GuardedPool({ ...connectionSettings(url), max: 10, Client: TrackedClient });
+  pool.queueLimitMs = settings.databaseQueueLimitMs;
   // A client losing its connection must not crash the process. Idle ones are reported by the
   // pool, which replaces them; one checked out by a request emits the error itself, and its query
   // fails with it (the request answers 503), so the event only needs a listener. The pool drops
@@ -305,7 +336,7 @@ async function connect(
 
   const watch = watchDatabase({
     url,
-    ...watchSettings,
+    ...settings.databaseWatch,
     log,
     onDown: (error) => {
       // Queries waiting on a dead connection fail now (503) instead of at their read timeout.
@@ -361,12 +392,12 @@ async function connect(
  * or else the embedded PostgreSQL in DATA_DIR, started here and stopped by `close()`.
  */
 export async function openDatabase(config: AppConfig, log: FastifyBaseLogger): Promise<DatabaseHandle> {
-  if (config.databaseUrl) return connect(config.databaseUrl, 'external', log, config.databaseWatch, async () => {});
+  if (config.databaseUrl) return connect(config.databaseUrl, 'external', log, config, async () => {});
   let server: EmbeddedPostgres | undefined;
   try {
     server = await startEmbeddedPostgres({ dataDir: config.dataDir, log });
     const embedded = server;
-    return await connect(server.url, 'embedded', log, config.databaseWatch, () => embedded.stop());
+    return await connect(server.url, 'embedded', log, config, () => embedded.stop());
   } catch (error) {
     await server?.stop();
     throw error;

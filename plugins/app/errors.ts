@@ -76,6 +76,11 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/** The instance has more work than it can answer in time: the caller should retry, here or elsewhere. */
+export function overloadedError(retryAfterSeconds: number): ServiceUnavailableError {
+  return new ServiceUnavailableError('overloaded', 'The service is overloaded; try again shortly.', retryAfterSeconds);
+}
+
 /** RFC 6749 §5.2 error codes, as the OAuth endpoints (token, revoke) answer them. */
 export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type';
 
@@ -166,15 +171,16 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
     error: { code, message, ...(details ? { details } : {}), ...(requestId ? { requestId } : {}) },
   });
 
-  if (error instanceof AppError) {
+  // Drizzle wraps what the pool refused with (an overload) in its own query error.
+  const appError = appErrorWithin(error);
+  if (appError) {
     return {
-      statusCode: error.statusCode,
-      body: envelope(error.code, error.message, error.details),
-      headers: error.headers ?? {},
+      statusCode: appError.statusCode,
+      body: envelope(appError.code, appError.message, appError.details),
+      headers: appError.headers ?? {},
       internal: false,
     };
   }
-
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const details = validationDetails(fastifyError.validation as AjvError[], fastifyError.validationContext);
@@ -244,6 +250,15 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03|25P03)$/;
 /** Errors of the pg driver itself: no connection within the pool's wait, a query past its read timeout, a dropped socket. */
 const UNAVAILABLE_DRIVER_MESSAGE = /timeout exceeded when trying to connect|Query read timeout|Connection terminated|is not queryable|ECONNREFUSED|ECONNRESET/;
+
+/** The error itself when it is one of ours, or the one it wraps (at most two levels down). */
+function appErrorWithin(error: unknown): AppError | undefined {
+  for (let current = error as { cause?: unknown } | undefined, depth = 0; current && depth < 3; depth++) {
+    if (current instanceof AppError) return current;
+    current = current.cause as typeof current;
+  }
+  return undefined;
+}
 
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 3; depth++) {

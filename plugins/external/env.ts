@@ -26,6 +26,7 @@ export const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_WATCH_INTERVAL: Type.String({ default: '500 ms' }),
   DATABASE_WATCH_TIMEOUT: Type.String({ default: '1 second' }),
+  DATABASE_QUEUE_LIMIT: Type.String({ default: '500 ms' }),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   DEV_BASE_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://' }),
   AUTH_JWT_SECRET: OptionalString,
@@ -49,6 +50,7 @@ export const EnvSchema = Type.Object({
   BODY_LIMIT: Type.String({ default: '1 MiB' }),
   CORS_ORIGINS: OptionalString,
   MAX_EVENT_LOOP_DELAY: Type.String({ default: '1 second' }),
+  CATALOG_MAX_EVENT_LOOP_DELAY: Type.String({ default: '10 ms' }),
   DOCS_ENABLED: Type.Boolean({ default: true }),
   PURCHASE_TTL: Type.String({ default: '15 minutes' }),
   PURCHASE_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
@@ -95,6 +97,11 @@ export interface AppConfig {
   databaseUrl?: string;
   /** How often the database is pinged, and how long a ping may take before it counts as down. */
   databaseWatch: { intervalMs: number; timeoutMs: number };
+  /**
+   * The longest wait for a pool connection that work is queued for: work that would expect to
+   * wait longer is refused at once (503 overloaded). 0 queues everything (up to the connect timeout).
+   */
+  databaseQueueLimitMs: number;
   publicBaseUrl?: string;
   devBaseUrl: string;
   auth: {
@@ -116,6 +123,8 @@ export interface AppConfig {
   corsOrigins: string[] | '*';
   /** 0 turns the event-loop pressure check off (tests do: a loaded test machine lags by design). */
   maxEventLoopDelayMs: number;
+  /** The lag past which the public catalog alone is shed (0: only at maxEventLoopDelayMs). */
+  catalogMaxEventLoopDelayMs: number;
   /** Serve Swagger UI at /docs and the document at /docs/json (GET / redirects there). */
   docsEnabled: boolean;
   /** How long a started purchase holds its pack, and how many purchases a user may start a minute. */
@@ -395,6 +404,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL || undefined,
     databaseWatch: { intervalMs: parseDuration('DATABASE_WATCH_INTERVAL', env.DATABASE_WATCH_INTERVAL), timeoutMs: parseDuration('DATABASE_WATCH_TIMEOUT', env.DATABASE_WATCH_TIMEOUT) },
+    databaseQueueLimitMs: parseDuration('DATABASE_QUEUE_LIMIT', env.DATABASE_QUEUE_LIMIT, { allowZero: true }),
     publicBaseUrl: env.PUBLIC_BASE_URL,
     devBaseUrl: env.DEV_BASE_URL,
     auth: {
@@ -414,6 +424,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     bodyLimitBytes: parseSize('BODY_LIMIT', env.BODY_LIMIT),
     corsOrigins: corsOrigins.length > 0 ? corsOrigins : devDefaults ? '*' : [],
     maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY, { allowZero: true }),
+    catalogMaxEventLoopDelayMs: parseDuration('CATALOG_MAX_EVENT_LOOP_DELAY', env.CATALOG_MAX_EVENT_LOOP_DELAY, { allowZero: true }),
     docsEnabled: env.DOCS_ENABLED,
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },

@@ -12,7 +12,7 @@ const publicPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', lowPriority: true },
       preParsing: app.answerFromCatalogCache,
       schema: {
         tags: ['Packs'],
@@ -34,7 +34,7 @@ const publicPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', lowPriority: true },
       preParsing: app.answerFromCatalogCache,
       schema: {
         tags: ['Packs'],

@@ -5,7 +5,7 @@ const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', lowPriority: true },
       schema: {
         tags: ['Products'],
         summary: 'Coin bundles on sale, with their prices',

@@ -6,7 +6,7 @@ const teamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', lowPriority: true },
       schema: {
         tags: ['Teams'],
         summary: 'Teams, newest first',
@@ -25,7 +25,7 @@ const teamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:teamId',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', lowPriority: true },
       schema: {
         tags: ['Teams'],
         summary: 'A team',

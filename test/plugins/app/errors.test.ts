@@ -4,6 +4,7 @@ import Fastify, { type LightMyRequestResponse } from 'fastify';
 import t from 'tap';
 import { type App, buildApp } from '../../../app.js';
 import errorsPlugin, {
+  overloadedError,
   AppError,
   ConflictError,
   ForbiddenError,
@@ -402,6 +403,22 @@ t.test('503 overloaded when the event loop lags over MAX_EVENT_LOOP_DELAY', asyn
   t.equal((await pollHealth(pressured, 200, 4000)).statusCode, 200, 'recovers once the loop is calm');
 });
 
+t.test('past CATALOG_MAX_EVENT_LOOP_DELAY the public catalog waits 100 ms; other routes do not', async (t) => {
+  const pressured = await buildTestApp(t, { MAX_EVENT_LOOP_DELAY: '10 seconds', CATALOG_MAX_EVENT_LOOP_DELAY: '20 ms' });
+  const timed = async (url: string) => {
+    const started = performance.now();
+    const res = await pressured.inject({ method: 'GET', url });
+    return { status: res.statusCode, ms: performance.now() - started };
+  };
+  t.ok((await timed('/api/packs')).ms < 100, 'a calm loop answers the catalog at once');
+  await busy(1500);
+  const [catalog, health] = await Promise.all([timed('/api/packs'), timed('/api/health')]);
+  t.equal(catalog.status, 200, 'the catalog is still answered');
+  t.ok(catalog.ms >= 100, `after a 100 ms wait (${Math.round(catalog.ms)} ms)`);
+  t.equal(health.status, 200);
+  t.ok(health.ms < 100, `a route outside the catalog is not held (${Math.round(health.ms)} ms)`);
+});
+
 t.test('toErrorResponse maps every kind of failure (pure)', async (t) => {
   const conflict = toErrorResponse(new ConflictError('sold_out', 'Sold out.', [{ path: '/quantity', message: 'too many' }]), 'r-1');
   t.same(conflict, {
@@ -434,6 +451,11 @@ t.test('toErrorResponse maps every kind of failure (pure)', async (t) => {
   t.equal(unavailable.statusCode, 503);
   t.same(unavailable.headers, { 'retry-after': '7' });
   t.same(toErrorResponse(new ServiceUnavailableError('x', 'Down.')).headers, {});
+  // The pool's refusal reaches the handler wrapped in drizzle's query error.
+  const wrapped = toErrorResponse(new Error('Failed query: select 1', { cause: overloadedError(1) }));
+  t.equal(wrapped.statusCode, 503);
+  t.equal(wrapped.body.error.code, 'overloaded');
+  t.same(wrapped.headers, { 'retry-after': '1' });
 
   const generic = 'Something went wrong on our side. The request id helps us find it.';
   for (const unknown of [

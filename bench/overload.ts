@@ -1,0 +1,133 @@
+import { parseArgs } from 'node:util';
+import { startStripeStandIn } from '../test/support/stripe.js';
+import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
+import { emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type Tally } from './mixed-load.js';
+
+/**
+ * Overload: 400 connections against the built server, on one database:
+ *   npm run bench:overload -- --db embedded|external [--connections 400] [--fans 40] [--seconds 20] [--env KEY=VALUE ...]
+ * (`--env` sets the server's configuration, for instance `--env DATABASE_QUEUE_LIMIT=0` to compare
+ * without the queue limit.)
+ * Three runs of `--seconds` each:
+ *   1. money alone: `--fans` fans buying a pack (start, complete) and opening it, as fast as the
+ *      server answers (the money paths' latency with the machine to themselves);
+ *   2. money under a catalog flood: the same fans, and `--connections` minus `--fans` connections
+ *      reading the public catalog (GET /api/packs) through wrk (or autocannon);
+ *   3. a money flood: `--connections` fans buying and opening at once.
+ * For each: requests answered, median and p99 latency (of every answer, 503s included), how many
+ * were shed (503 `overloaded`; the fans then wait the Retry-After they are given), and the rate
+ * and p99 of those served. Prints a markdown table.
+ */
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'embedded' },
+    connections: { type: 'string', default: '400' },
+    fans: { type: 'string', default: '40' },
+    seconds: { type: 'string', default: '20' },
+    env: { type: 'string', multiple: true, default: [] },
+  },
+});
+const kind = databaseKind(values.db);
+const connections = Number(values.connections);
+const fanCount = Number(values.fans);
+const seconds = Number(values.seconds);
+const PORT = 3561;
+const serverSettings = Object.fromEntries(
+  values.env.map((pair) => {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new Error(`--env ${pair}: expected KEY=VALUE`);
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  }),
+);
+
+interface Row {
+  run: string;
+  traffic: string;
+  answered: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  servedPerSecond: number;
+  servedP99: number;
+  shed: number;
+  other: string;
+}
+
+const stripe = await startStripeStandIn();
+const database = await benchDatabase(kind);
+try {
+  const env = { ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, LOG_LEVEL: 'error', PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false', ...serverSettings };
+  const server = await startServer(env, PORT);
+  try {
+    const setup = await prepareMixedLoad(server.url, { prefix: 'overload', fans: connections, buyers: 0, cardsPerPack: 1, copiesPerCard: 100_000 });
+    const rows: Row[] = [];
+
+    /** The fans `fans` for `seconds`; answers their row. */
+    const money = async (run: string, fans: number): Promise<Row> => {
+      const tally: Tally = emptyTally();
+      const until = performance.now() + seconds * 1000;
+      await runMixedLoad({
+        url: server.url,
+        setup: { ...setup, fans: setup.fans.slice(0, fans) },
+        stripe,
+        writers: 0,
+        label: run,
+        acked: nothingAcknowledged(),
+        tally,
+        keepGoing: () => performance.now() < until,
+      });
+      const shed = [...tally.unexpected].filter(([what]) => what.endsWith(' 503')).reduce((sum, [, n]) => sum + n, 0);
+      const other = [...tally.unexpected].filter(([what]) => !what.endsWith(' 503')).map(([what, n]) => `${what} x${n}`);
+      return {
+        run,
+        traffic: `money: ${fans} fans`,
+        answered: tally.answered,
+        perSecond: Math.round(tally.answered / seconds),
+        p50: median(tally.latenciesMs),
+        p99: percentile(tally.latenciesMs, 99),
+        servedPerSecond: Math.round(tally.servedLatenciesMs.length / seconds),
+        servedP99: percentile(tally.servedLatenciesMs, 99),
+        shed,
+        other: other.join(', ') || 'none',
+      };
+    };
+    const catalogRow = (run: string, result: LoadResult): Row => ({
+      run,
+      traffic: `catalog: ${connections - fanCount} connections`,
+      answered: result.requests,
+      perSecond: Math.round(result.requestsPerSecond),
+      p50: result.p50,
+      p99: result.p99,
+      // wrk reports one latency for every answer, 503s included.
+      servedPerSecond: Math.round(result.requestsPerSecond * (1 - result.non2xx / Math.max(1, result.requests))),
+      servedP99: Number.NaN,
+      shed: result.non2xx,
+      other: result.errors ? `${result.errors} socket errors` : 'none',
+    });
+
+    rows.push(await money('1. money alone', fanCount));
+    const [underFlood, catalog] = await Promise.all([
+      money('2. money under a catalog flood', fanCount),
+      load(`${server.url}/api/packs`, { connections: connections - fanCount, durationSeconds: seconds, tool: defaultLoadTool() }),
+    ]);
+    rows.push(underFlood, catalogRow('2. money under a catalog flood', catalog));
+    rows.push(await money('3. a money flood', connections));
+
+    const settings = Object.entries(serverSettings).map(([key, value]) => `${key}=${value}`).join(', ') || 'defaults';
+    console.log(`Overload on ${kind}: ${connections} connections, ${seconds} s per run, load from ${defaultLoadTool()} and fetch on the same 2 cores; server settings: ${settings}; Node ${process.version}\n`);
+    console.log('| run | traffic | answered | per second | median | p99 | shed (503) | served per second | p99 of those served | other failures |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    for (const row of rows) {
+      const servedP99 = Number.isNaN(row.servedP99) ? 'n/a' : `${Math.round(row.servedP99)} ms`;
+      console.log(
+        `| ${row.run} | ${row.traffic} | ${row.answered} | ${row.perSecond} | ${Math.round(row.p50)} ms | ${Math.round(row.p99)} ms | ${row.shed} | ${row.servedPerSecond} | ${servedP99} | ${row.other} |`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await database.cleanup();
+  await stripe.close();
+}

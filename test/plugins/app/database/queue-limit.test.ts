@@ -1,0 +1,52 @@
+import { sql } from 'drizzle-orm';
+import t from 'tap';
+import { bearer, buildTestApp } from '../../../support/app.js';
+import { signIn } from '../../../support/economy.js';
+
+/**
+ * DATABASE_QUEUE_LIMIT: work that would wait longer than the limit for a pool connection is
+ * refused at once with 503 `overloaded`, instead of queueing for seconds; work that fits waits.
+ */
+
+const hold = (app: Awaited<ReturnType<typeof buildTestApp>>, ms: number) => app.db.transaction((tx) => tx.execute(sql`select pg_sleep(${ms / 1000})`));
+
+t.test('work that would wait past the limit is refused at once; the rest is served', async (t) => {
+  const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: '100 ms' });
+  const fan = await signIn(app, 'queue-fan');
+  // Teach the pool how long a connection is held: 300 ms.
+  await Promise.all(Array.from({ length: 10 }, () => hold(app, 300)));
+
+  // Every connection held, and 5 more waiting: (5 + 1) / 10 x 300 ms = 180 ms expected, over the limit.
+  const holders = Array.from({ length: 15 }, () => hold(app, 300));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const started = performance.now();
+  const refused = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+  const refusedMs = performance.now() - started;
+  t.equal(refused.statusCode, 503);
+  t.equal(refused.json().error.code, 'overloaded');
+  t.equal(refused.headers['retry-after'], '1', 'retry in a second');
+  t.ok(refusedMs < 100, `refused at once (${Math.round(refusedMs)} ms), not after a wait`);
+  await Promise.all(holders);
+
+  // The queue drained: served again.
+  const served = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+  t.equal(served.statusCode, 200);
+
+  // A short queue is within the limit: every connection held and none waiting is (0 + 1) / 10 x 300 ms = 30 ms.
+  const busy = Array.from({ length: 10 }, () => hold(app, 300));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const queued = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+  t.equal(queued.statusCode, 200, 'queued behind the held connections, then served');
+  await Promise.all(busy);
+});
+
+t.test('DATABASE_QUEUE_LIMIT=0 queues everything', async (t) => {
+  const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: '0' });
+  const fan = await signIn(app, 'queue-fan');
+  await Promise.all(Array.from({ length: 10 }, () => hold(app, 300)));
+  const holders = Array.from({ length: 15 }, () => hold(app, 300));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const res = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+  t.equal(res.statusCode, 200, 'waited its turn');
+  await Promise.all(holders);
+});
