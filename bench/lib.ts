@@ -290,15 +290,24 @@ export interface ApiAnswer {
   json: { data?: Record<string, unknown> & { id?: string } };
 }
 
-/** One API call as a client makes it: a bearer token, JSON in and out, answered within 10 s. */
-export async function apiCall(url: string, method: string, token: string, body?: unknown): Promise<ApiAnswer> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  return { status: res.status, retryAfterSeconds: Number(res.headers.get('retry-after')) || undefined, json: (await res.json()) as ApiAnswer['json'] };
+/**
+ * One API call as a client makes it: a bearer token, JSON in and out, answered within 10 s. A 503
+ * `overloaded` is retried after its Retry-After (up to 5 tries), as the API asks of its clients,
+ * unless `retryOverloaded` is false (a load test counting the refusals itself).
+ */
+export async function apiCall(url: string, method: string, token: string, body?: unknown, options: { retryOverloaded?: boolean } = {}): Promise<ApiAnswer> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const answer: ApiAnswer = { status: res.status, retryAfterSeconds: Number(res.headers.get('retry-after')) || undefined, json: (await res.json()) as ApiAnswer['json'] };
+    const overloaded = answer.status === 503 && (answer.json as { error?: { code?: string } }).error?.code === 'overloaded';
+    if (!overloaded || options.retryOverloaded === false || attempt >= 5) return answer;
+    await new Promise((resolve) => setTimeout(resolve, (answer.retryAfterSeconds ?? 1) * 1000));
+  }
 }
 
 /** The answer's data, or an error naming what failed when the status is not `status`. */
