@@ -51,6 +51,7 @@ export const EnvSchema = Type.Object({
   CORS_ORIGINS: OptionalString,
   MAX_EVENT_LOOP_DELAY: Type.String({ default: '1 second' }),
   CATALOG_MAX_EVENT_LOOP_DELAY: Type.String({ default: '10 ms' }),
+  CATALOG_YIELD_WRITES: Type.Integer({ default: 10, minimum: 0 }),
   DOCS_ENABLED: Type.Boolean({ default: true }),
   PURCHASE_TTL: Type.String({ default: '15 minutes' }),
   PURCHASE_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
@@ -125,6 +126,8 @@ export interface AppConfig {
   maxEventLoopDelayMs: number;
   /** The lag past which the public catalog alone is shed (0: only at maxEventLoopDelayMs). */
   catalogMaxEventLoopDelayMs: number;
+  /** Writes in progress at which public catalog reads wait their turn (0: never on this count). */
+  catalogYieldWrites: number;
   /** Serve Swagger UI at /docs and the document at /docs/json (GET / redirects there). */
   docsEnabled: boolean;
   /** How long a started purchase holds its pack, and how many purchases a user may start a minute. */
@@ -425,6 +428,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     corsOrigins: corsOrigins.length > 0 ? corsOrigins : devDefaults ? '*' : [],
     maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY, { allowZero: true }),
     catalogMaxEventLoopDelayMs: parseDuration('CATALOG_MAX_EVENT_LOOP_DELAY', env.CATALOG_MAX_EVENT_LOOP_DELAY, { allowZero: true }),
+    catalogYieldWrites: env.CATALOG_YIELD_WRITES,
     docsEnabled: env.DOCS_ENABLED,
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },

@@ -1,4 +1,5 @@
 import fastifyUnderPressure from '@fastify/under-pressure';
+import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { overloadedError, sendError } from '../app/errors.js';
 
@@ -9,26 +10,51 @@ const CATALOG_HOLD_MS = 100;
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * A public catalog read: held back first under load (past CATALOG_MAX_EVENT_LOOP_DELAY), so
-     * the money paths (purchases, opens, checkout, webhooks) get the CPU. Its responses are
-     * cacheable: a CDN in front takes most of this traffic anyway.
+     * A public catalog read: held back first under load (CATALOG_YIELD_WRITES,
+     * CATALOG_MAX_EVENT_LOOP_DELAY), so the money paths (purchases, opens, checkout, webhooks)
+     * get the CPU. Its responses are cacheable: a CDN in front takes most of this traffic anyway.
      */
     lowPriority?: boolean;
   }
 }
 
 /**
- * When the event loop lags (its mean delay over each second):
- * - past CATALOG_MAX_EVENT_LOOP_DELAY, public catalog reads (`config.lowPriority`) wait 100 ms
- *   before they are answered. Refusing them would not help: a 503 costs as much CPU as a cached
- *   read, while a wait slows the clients that flood it and leaves the CPU to the money paths;
+ * Keeps the money paths' latency under load:
+ * - while CATALOG_YIELD_WRITES writes are in progress on the instance, or the event loop lags
+ *   past CATALOG_MAX_EVENT_LOOP_DELAY (its mean delay over each second), public catalog reads
+ *   (`config.lowPriority`) wait 100 ms before they are answered. Refusing them would not help: a
+ *   503 costs as much CPU as a cached read, while a wait slows the clients that flood the
+ *   catalog and leaves the CPU to the writes;
  * - past MAX_EVENT_LOOP_DELAY, every request is refused with 503 `overloaded` and Retry-After,
  *   so a saturated instance answers fast and a load balancer can send the caller elsewhere.
- * MAX_EVENT_LOOP_DELAY=0 turns both off.
+ * MAX_EVENT_LOOP_DELAY=0 turns all of it off.
  */
 export default fp(async (fastify) => {
-  const { maxEventLoopDelayMs, catalogMaxEventLoopDelayMs } = fastify.config;
+  const { maxEventLoopDelayMs, catalogMaxEventLoopDelayMs, catalogYieldWrites } = fastify.config;
   if (maxEventLoopDelayMs <= 0) return;
+  if (catalogYieldWrites > 0) {
+    // Writes (purchases, opens, checkout, webhooks, admin changes) in progress on this instance:
+    // while there are many, catalog reads wait, at once rather than after a second of lag.
+    let writesInFlight = 0;
+    const counted = new WeakSet<FastifyRequest>();
+    const finish = async (request: FastifyRequest) => {
+      if (counted.delete(request)) writesInFlight -= 1;
+    };
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      if (request.routeOptions.config?.lowPriority) {
+        if (writesInFlight >= catalogYieldWrites) {
+          setTimeout(done, CATALOG_HOLD_MS);
+          return;
+        }
+      } else if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
+        counted.add(request);
+        writesInFlight += 1;
+      }
+      done();
+    });
+    fastify.addHook('onResponse', finish);
+    fastify.addHook('onRequestAbort', finish);
+  }
   const lowest = catalogMaxEventLoopDelayMs > 0 ? Math.min(catalogMaxEventLoopDelayMs, maxEventLoopDelayMs) : maxEventLoopDelayMs;
   await fastify.register(fastifyUnderPressure, {
     maxEventLoopDelay: lowest,
