@@ -410,13 +410,17 @@ t.test('past CATALOG_MAX_EVENT_LOOP_DELAY the public catalog waits 100 ms; other
     const res = await pressured.inject({ method: 'GET', url });
     return { status: res.statusCode, ms: performance.now() - started };
   };
-  t.ok((await timed('/api/packs')).ms < 100, 'a calm loop answers the catalog at once');
+  // Cached first, so no read below waits for the database; compared with a health check made
+  // beside it, so a busy machine slowing both does not count.
+  await timed('/api/packs');
+  const calm = await Promise.all([timed('/api/packs'), timed('/api/health')]);
+  t.ok(calm[0].ms - calm[1].ms < 90, 'a calm loop answers the catalog at once');
   await busy(1500);
   const [catalog, health] = await Promise.all([timed('/api/packs'), timed('/api/health')]);
   t.equal(catalog.status, 200, 'the catalog is still answered');
   t.ok(catalog.ms >= 100, `after a 100 ms wait (${Math.round(catalog.ms)} ms)`);
   t.equal(health.status, 200);
-  t.ok(health.ms < 100, `a route outside the catalog is not held (${Math.round(health.ms)} ms)`);
+  t.ok(catalog.ms - health.ms >= 50, `a route outside the catalog is not held (${Math.round(health.ms)} ms)`);
 });
 
 t.test('toErrorResponse maps every kind of failure (pure)', async (t) => {
