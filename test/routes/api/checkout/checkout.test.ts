@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { App } from '../../../../app.js';
 import { orders, stripeEvents, walletLedger } from '../../../../db/schema.js';
 import { bearer, buildTestApp, createTestDatabase } from '../../../support/app.js';
@@ -17,6 +17,16 @@ async function bundle(app: App, coins = 1000, bonusCoins = 100, unitAmount = 999
   const product = (await app.inject({ method: 'POST', url: '/api/admin/products', headers: bearer(ADMIN), payload: { name: `${coins} coins`, coins, bonusCoins } })).json().data;
   const price = (await app.inject({ method: 'POST', url: `/api/admin/products/${product.id}/prices`, headers: bearer(ADMIN), payload: { currency: 'usd', unitAmount } })).json().data;
   return { product, price };
+}
+
+/** A Stripe stand-in, an app that uses it, a coin bundle's price and a signed-in fan. */
+async function checkoutSetup(t: Test, fanId: string) {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await buildTestApp(t, stripe.env);
+  const { price } = await bundle(app);
+  const fan = await signIn(app, fanId);
+  return { stripe, app, price, fan };
 }
 
 async function checkout(app: App, token: string, priceId: string, key?: string) {
@@ -249,11 +259,7 @@ t.test('the order jobs: a missed webhook costs nobody coins, an unpaid order exp
 });
 
 t.test('refunds take the coins back, never below zero; the rest is uncollected', async (t) => {
-  const stripe = await startStripeStandIn();
-  t.teardown(() => stripe.close());
-  const app = await buildTestApp(t, stripe.env);
-  const { price } = await bundle(app);
-  const fan = await signIn(app, 'fan-refunds');
+  const { stripe, app, price, fan } = await checkoutSetup(t, 'fan-refunds');
 
   t.test('a full refund after the coins were spent: balance 0, the rest uncollected', async (t) => {
     const { id, session } = await paidOrder(app, stripe, fan, price.id);
@@ -311,11 +317,7 @@ t.test('refunds take the coins back, never below zero; the rest is uncollected',
 });
 
 t.test('a dispute takes the coins back; won, they come back', async (t) => {
-  const stripe = await startStripeStandIn();
-  t.teardown(() => stripe.close());
-  const app = await buildTestApp(t, stripe.env);
-  const { price } = await bundle(app);
-  const fan = await signIn(app, 'fan-disputes');
+  const { stripe, app, price, fan } = await checkoutSetup(t, 'fan-disputes');
 
   const won = await paidOrder(app, stripe, fan, price.id);
   expectStatus(await spend(app, 'fan-disputes', 600), 201, 'spend');
@@ -344,11 +346,7 @@ t.test('a dispute takes the coins back; won, they come back', async (t) => {
 });
 
 t.test('a refund delivered during a dispute: the won dispute returns only what was not refunded', async (t) => {
-  const stripe = await startStripeStandIn();
-  t.teardown(() => stripe.close());
-  const app = await buildTestApp(t, stripe.env);
-  const { price } = await bundle(app);
-  const fan = await signIn(app, 'fan-refund-in-dispute');
+  const { stripe, app, price, fan } = await checkoutSetup(t, 'fan-refund-in-dispute');
   const open = (session: Parameters<StripeStandIn['dispute']>[0]) => deliver(app, stripe.event('charge.dispute.created', stripe.dispute(session, 'needs_response')).body);
   const won = (session: Parameters<StripeStandIn['dispute']>[0]) => deliver(app, stripe.event('charge.dispute.closed', stripe.dispute(session, 'won')).body);
   const refunded = (session: Parameters<StripeStandIn['dispute']>[0], amount: number) => deliver(app, stripe.event('charge.refunded', stripe.charge(session, amount)).body);
@@ -391,11 +389,7 @@ t.test('a refund delivered during a dispute: the won dispute returns only what w
 });
 
 t.test('paid orders that cannot be credited wait for review; the webhook is acknowledged', async (t) => {
-  const stripe = await startStripeStandIn();
-  t.teardown(() => stripe.close());
-  const app = await buildTestApp(t, stripe.env);
-  const { price } = await bundle(app);
-  const fan = await signIn(app, 'fan-review');
+  const { stripe, app, price, fan } = await checkoutSetup(t, 'fan-review');
   const reviewList = async () =>
     (await app.inject({ method: 'GET', url: '/api/admin/orders?needsReview=true', headers: bearer(ADMIN) })).json().data.map((order: { id: string }) => order.id) as string[];
   const completed = (session: object) => deliver(app, stripe.event('checkout.session.completed', session).body);
@@ -507,11 +501,7 @@ t.test('paid orders that cannot be credited wait for review; the webhook is ackn
 });
 
 t.test('order jobs take the least recently checked orders first: orders Stripe cannot settle do not starve newer ones', async (t) => {
-  const stripe = await startStripeStandIn();
-  t.teardown(() => stripe.close());
-  const app = await buildTestApp(t, stripe.env);
-  const { price } = await bundle(app);
-  const fan = await signIn(app, 'fan-starving');
+  const { stripe, app, price, fan } = await checkoutSetup(t, 'fan-starving');
   const ids: string[] = [];
   for (let minutes = 10; minutes > 6; minutes -= 1) {
     const id = (await checkout(app, fan, price.id)).json().data.orderId as string;
