@@ -32,8 +32,9 @@ export interface DatabaseHandle {
    */
   listen(channel: string, onNotify: (payload: string) => void, onGap: () => void): Promise<() => Promise<void>>;
   /**
-   * Resolves when the database answers a query within `timeoutMs`, else rejects. A query sent is
-   * ended by its own read timeout; one still waiting for a pool connection runs when it gets one.
+   * Resolves when the database answers a query within `timeoutMs`, else rejects. It waits its
+   * turn for a pool connection rather than being refused as overload (DATABASE_QUEUE_LIMIT): a
+   * busy instance is still a working one. A connection that arrives after the timeout goes back.
    */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -180,6 +181,12 @@ class GuardedPool extends pg.Pool {
     // another instance) is better served than one queued for seconds, and the queue stays short.
     if (this.queueLimitMs > 0 && this.expectedWaitMs() > this.queueLimitMs) return overloadedError(1);
     return undefined;
+  }
+
+  /** A connection that is refused only while the database is down, never for the queue's length. */
+  connectWaitingItsTurn(): Promise<pg.PoolClient> {
+    const unreachable = this.unreachable?.();
+    return unreachable ? Promise.reject(unreachable) : super.connect().then((client) => guardLoan(this, client));
   }
 
   recordLoan(ms: number): void {
@@ -365,10 +372,26 @@ async function connect(
         }
       }
     },
-    // The query's own read timeout ends it on our side; the race bounds the wait for a connection.
-    // The pool refuses at once while the watch has the database down.
-    ping: (timeoutMs = 2000) =>
-      withTimeout(pool.query({ text: 'select 1', query_timeout: timeoutMs } as pg.QueryConfig), timeoutMs, 'The database').then(() => undefined),
+    // The race bounds the wait for a connection, the query's own read timeout the rest. The pool
+    // refuses at once while the watch has the database down.
+    async ping(timeoutMs = 2000) {
+      const deadline = performance.now() + timeoutMs;
+      const loan = pool.connectWaitingItsTurn();
+      let client: pg.PoolClient;
+      try {
+        client = await withTimeout(loan, timeoutMs, 'The database');
+      } catch (error) {
+        loan.then((late) => late.release(), () => {});
+        throw error;
+      }
+      try {
+        await client.query({ text: 'select 1', query_timeout: Math.max(1, Math.round(deadline - performance.now())) } as pg.QueryConfig);
+        client.release();
+      } catch (error) {
+        client.release(error as Error);
+        throw error;
+      }
+    },
     close: () => {
       closing ??= (async () => {
         watch.stop();

@@ -26,6 +26,10 @@ t.test('work that would wait past the limit is refused at once; the rest is serv
   t.equal(refused.json().error.code, 'overloaded');
   t.equal(refused.headers['retry-after'], '1', 'retry in a second');
   t.ok(refusedMs < 100, `refused at once (${Math.round(refusedMs)} ms), not after a wait`);
+  // Readiness is not refused as overload: a busy instance still works, and a load balancer that
+  // took it out would only pile its load onto the others. It waits its turn instead.
+  const ready = await app.inject({ method: 'GET', url: '/api/health/ready' });
+  t.equal(ready.statusCode, 200, 'ready while the queue is over the limit');
   await Promise.all(holders);
 
   // The queue drained: served again.
