@@ -7,7 +7,7 @@ import { checkAcknowledged, checkUrl, emptyTally, nothingAcknowledged, prepareMi
 /**
  * A soak: the crash test's mixed load (admin writers, fans buying and opening, buyers paying
  * through Checkout) against the built server for `--minutes`, on one database:
- *   npm run bench:soak -- --db embedded|external [--minutes 10] [--warmup 1] [--writers 4] [--fans 4] [--buyers 2]
+ *   npm run bench:soak -- --db embedded|external [--minutes 10] [--warmup 2] [--writers 4] [--fans 4] [--buyers 2]
  * The server's RSS is sampled every 5 s. Bars: RSS at the end within 15% of RSS after the
  * warm-up, zero unexpected answers (any status but the one a client expects, or no answer), and
  * afterwards every acknowledged write present and every invariant of `npm run check-invariants`
@@ -18,7 +18,8 @@ const { values } = parseArgs({
   options: {
     db: { type: 'string', default: 'embedded' },
     minutes: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '1' },
+    // The first minute's sample can catch a peak before the first full collection.
+    warmup: { type: 'string', default: '2' },
     writers: { type: 'string', default: '4' },
     fans: { type: 'string', default: '4' },
     buyers: { type: 'string', default: '2' },
