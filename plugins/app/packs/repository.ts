@@ -25,8 +25,12 @@ export interface PoolRow {
 
 export async function findPack(db: Database, id: string, options: { lock?: boolean } = {}): Promise<PackRow | undefined> {
   const query = db.select().from(packs).where(eq(packs.id, id));
-  // The row lock serializes every change of one pack: two publishes, or a publish and a pool edit.
-  const [row] = options.lock ? await query.for('update') : await query;
+  // The row lock serializes every change of one pack: two publishes, a publish and a pool edit, a
+  // sale and a reservation. `no key update` rather than `update`: it need not wait for the key
+  // share locks that rows referencing the pack take (an owned pack inserted by a purchase being
+  // completed), and waiting for those deadlocked purchases being started with purchases being
+  // completed, each stalled for PostgreSQL's deadlock_timeout (1 s) before one was retried.
+  const [row] = options.lock ? await query.for('no key update') : await query;
   return row;
 }
 

@@ -20,6 +20,7 @@ import {
   signIn,
   startPurchase,
 } from '../../../support/economy.js';
+import { holdLock } from '../../../support/locks.js';
 
 /**
  * The economy under concurrent requests (both databases): racing buyers never oversell a pack,
@@ -426,6 +427,23 @@ t.test('maxPerUser holds under 10 concurrent starts by one fan', async (t) => {
   t.equal(others.statusCode, 201, 'the limit is per fan');
   const sales = await salesOf(app, pack.id);
   t.same([sales.sold, sales.available], [1, 100 - 1 - 3], 'sold 1; 3 pending');
+  await assertNoViolations(t, app);
+});
+
+t.test('a purchase start does not wait for a transaction that only references the pack', async (t) => {
+  // A complete inserts the owned pack, which takes a key share lock on the pack's row (its foreign
+  // key), before it counts the sale. Starts that waited for that lock deadlocked with completes
+  // under load: each deadlock stalled every buyer of the pack for deadlock_timeout (1 s).
+  const app = await buildTestApp(t);
+  const { pack } = await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
+  const [fan] = (await fans(app, 'key-share', 1)) as [Fan];
+  const referencing = await holdLock(app, sql`select 1 from packs where id = ${pack.id} for key share`);
+  try {
+    const started = await Promise.race([startPurchase(app, fan, pack.id), sleep(3000).then(() => undefined)]);
+    t.equal(started?.statusCode, 201, 'started while the key share lock is held, without waiting for it');
+  } finally {
+    await referencing.release();
+  }
   await assertNoViolations(t, app);
 });
 
