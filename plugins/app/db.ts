@@ -174,6 +174,35 @@ class GuardedPool extends pg.Pool {
     return ((this.waitingCount + 1) / size) * this.averageLoanMs;
   }
 
+  /**
+   * A connection from the pool; with a `deadlineMs`, one that must queue behind busy connections
+   * is refused with 503 `overloaded` once it has waited that long, and a connection granted later
+   * goes straight back to the pool. The estimate above cannot see a crowd that arrives at once,
+   * before any loan shows how long connections are held now: this bounds its wait all the same.
+   * Work waiting for a new connection to open (none queues) is bounded by the connect timeout.
+   */
+  #borrow(deadlineMs: number): Promise<pg.PoolClient> {
+    const loan: Promise<pg.PoolClient> = super.connect();
+    if (deadlineMs <= 0) return loan;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (this.waitingCount > 0) reject(overloadedError(1));
+      }, deadlineMs);
+    });
+    return Promise.race([loan, deadline]).then(
+      (client) => {
+        clearTimeout(timer);
+        return client;
+      },
+      (error) => {
+        clearTimeout(timer);
+        loan.then((late) => late.release(), () => {});
+        throw error;
+      },
+    );
+  }
+
   private refusal(): Error | undefined {
     const unreachable = this.unreachable?.();
     if (unreachable) return unreachable;
@@ -194,16 +223,16 @@ class GuardedPool extends pg.Pool {
   }
 
   // pg-pool's own query() calls connect with a callback and handles its client itself; drizzle's
-  // transactions call it without one.
+  // transactions call it without one. Work admitted still waits no longer than the limit.
   // biome-ignore lint/suspicious/noExplicitAny: pg-pool's overloads cannot be restated in a subclass.
   override connect(callback?: any): any {
     const error = this.refusal();
     if (callback) {
-      if (!error) return super.connect(callback);
-      process.nextTick(() => callback(error, undefined, () => {}));
+      if (error) process.nextTick(() => callback(error, undefined, () => {}));
+      else this.#borrow(this.queueLimitMs).then((client) => callback(undefined, client, (failure?: Error) => client.release(failure)), (failure) => callback(failure, undefined, () => {}));
       return undefined;
     }
-    return error ? Promise.reject(error) : super.connect().then((client) => guardLoan(this, client));
+    return error ? Promise.reject(error) : this.#borrow(this.queueLimitMs).then((client) => guardLoan(this, client));
   }
 }
 

@@ -16,8 +16,9 @@ t.test('work that would wait past the limit is refused at once; the rest is serv
   // Teach the pool how long a connection is held: 300 ms.
   await Promise.all(Array.from({ length: 10 }, () => hold(app, 300)));
 
-  // Every connection held, and 5 more waiting: (5 + 1) / 10 x 300 ms = 180 ms expected, over the limit.
-  const holders = Array.from({ length: 15 }, () => hold(app, 300));
+  // Every connection held, and more asking: the first three wait ((0..2 + 1) / 10 x 300 ms, within
+  // the limit), the others are refused at once; those three are refused after 100 ms of waiting.
+  const holders = Promise.allSettled(Array.from({ length: 15 }, () => hold(app, 300)));
   await new Promise((resolve) => setTimeout(resolve, 50));
   const started = performance.now();
   const refused = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
@@ -30,18 +31,44 @@ t.test('work that would wait past the limit is refused at once; the rest is serv
   // took it out would only pile its load onto the others. It waits its turn instead.
   const ready = await app.inject({ method: 'GET', url: '/api/health/ready' });
   t.equal(ready.statusCode, 200, 'ready while the queue is over the limit');
-  await Promise.all(holders);
+  const outcomes = await holders;
+  t.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, 10, 'the ten that got a connection');
 
   // The queue drained: served again.
   const served = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
   t.equal(served.statusCode, 200);
 
-  // A short queue is within the limit: every connection held and none waiting is (0 + 1) / 10 x 300 ms = 30 ms.
+  // A short queue is within the limit: every connection held and none waiting is (0 + 1) / 10 x 300 ms
+  // = 30 ms; asked 250 ms into the holds, it waits about 50 ms.
   const busy = Array.from({ length: 10 }, () => hold(app, 300));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 250));
   const queued = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
   t.equal(queued.statusCode, 200, 'queued behind the held connections, then served');
   await Promise.all(busy);
+});
+
+t.test('work admitted to the queue waits no longer than the limit', async (t) => {
+  const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: '200 ms' });
+  const fan = await signIn(app, 'queue-fan');
+  // Connections have been held for a few ms so far, so a crowd arriving at once is admitted:
+  // (0 + 1) / 10 x a few ms is well within the limit. Then each connection is held for 1.5 s.
+  const holders = Array.from({ length: 10 }, () => hold(app, 1500));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const started = performance.now();
+  const res = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+  const waitedMs = performance.now() - started;
+  t.equal(res.statusCode, 503, 'refused once it has waited the limit');
+  t.equal(res.json().error.code, 'overloaded');
+  t.ok(waitedMs >= 190 && waitedMs < 1200, `after the limit (${Math.round(waitedMs)} ms), not when a connection came free`);
+  await Promise.all(holders);
+  // The connection it no longer wanted went back to the pool: ten holds of 400 ms still run side
+  // by side (with one connection lost, the tenth would wait for the first).
+  const together = performance.now();
+  await Promise.all(Array.from({ length: 10 }, () => hold(app, 400)));
+  const togetherMs = performance.now() - together;
+  t.ok(togetherMs < 750, `ten connections at once (${Math.round(togetherMs)} ms)`);
+  const served = await app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+  t.equal(served.statusCode, 200);
 });
 
 t.test('DATABASE_QUEUE_LIMIT=0 queues everything', async (t) => {
