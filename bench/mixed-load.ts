@@ -45,17 +45,19 @@ export const nothingAcknowledged = (): Acknowledged => ({
 });
 
 /**
- * Requests answered, how long each took (all, and those answered as expected), and those that
- * were not what a client expects (`what status` → count).
+ * Requests answered, how long each took (all, and those answered as expected, also by step:
+ * `purchase`, `complete`, `open` ...), and those that were not what a client expects
+ * (`what status` → count).
  */
 export interface Tally {
   answered: number;
   latenciesMs: number[];
   servedLatenciesMs: number[];
+  servedByStep: Map<string, number[]>;
   unexpected: Map<string, number>;
 }
 
-export const emptyTally = (): Tally => ({ answered: 0, latenciesMs: [], servedLatenciesMs: [], unexpected: new Map() });
+export const emptyTally = (): Tally => ({ answered: 0, latenciesMs: [], servedLatenciesMs: [], servedByStep: new Map(), unexpected: new Map() });
 
 /** What the fans and buyers use: a published hot pack, funded fans, a coin bundle's price. */
 export interface MixedLoadSetup {
@@ -120,7 +122,12 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
     tally.answered += 1;
     const ms = performance.now() - started;
     tally.latenciesMs.push(ms);
-    if (answer.status === expected) tally.servedLatenciesMs.push(ms);
+    if (answer.status === expected) {
+      tally.servedLatenciesMs.push(ms);
+      const ofStep = tally.servedByStep.get(what) ?? [];
+      ofStep.push(ms);
+      tally.servedByStep.set(what, ofStep);
+    }
     else count(`${what} ${answer.status}`);
     // A client told to come back later does, as the API's documentation asks.
     if (answer.status === 503 && answer.retryAfterSeconds) await sleepWhile(answer.retryAfterSeconds * 1000, keepGoing);

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
@@ -5,9 +6,9 @@ import { emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type T
 
 /**
  * Overload: 400 connections against the built server, on one database:
- *   npm run bench:overload -- --db embedded|external [--connections 400] [--fans 40] [--seconds 20] [--env KEY=VALUE ...]
+ *   npm run bench:overload -- --db embedded|external [--connections 400] [--fans 40] [--seconds 20] [--runs 1,2,3] [--env KEY=VALUE ...]
  * (`--env` sets the server's configuration, for instance `--env DATABASE_QUEUE_LIMIT=0` to compare
- * without the queue limit.)
+ * without the queue limit; `--runs` picks which of the three runs below to make.)
  * Three runs of `--seconds` each:
  *   1. money alone: `--fans` fans buying a pack (start, complete) and opening it, as fast as the
  *      server answers (the money paths' latency with the machine to themselves);
@@ -16,7 +17,9 @@ import { emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type T
  *   3. a money flood: `--connections` fans buying and opening at once.
  * For each: requests answered, median and p99 latency (of every answer, 503s included), how many
  * were shed (503 `overloaded`; the fans then wait the Retry-After they are given), and the rate
- * and p99 of those served. Prints a markdown table.
+ * and p99 of those served (also by step). Also the load generator's own event-loop delay (p99):
+ * the fans run in this process, on the server's cores, and a latency they measure includes it.
+ * Prints a markdown table.
  */
 
 const { values } = parseArgs({
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '400' },
     fans: { type: 'string', default: '40' },
     seconds: { type: 'string', default: '20' },
+    runs: { type: 'string', default: '1,2,3' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -32,6 +36,8 @@ const kind = databaseKind(values.db);
 const connections = Number(values.connections);
 const fanCount = Number(values.fans);
 const seconds = Number(values.seconds);
+const runs = new Set(values.runs.split(',').map((run) => run.trim()));
+if (![...runs].every((run) => ['1', '2', '3'].includes(run))) throw new Error('--runs: a comma-separated list of 1, 2 and 3');
 const PORT = 3561;
 const serverSettings = Object.fromEntries(
   values.env.map((pair) => {
@@ -52,6 +58,21 @@ interface Row {
   servedP99: number;
   shed: number;
   other: string;
+  generatorLagP99: number;
+  /** `step: p99` of the served answers, for the fans' runs. */
+  byStep: string;
+}
+
+/** Runs `work` and answers the p99 of this process's event-loop delay meanwhile, in ms. */
+async function withLagMeasured<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  try {
+    const result = await work();
+    return [result, histogram.percentile(99) / 1e6];
+  } finally {
+    histogram.disable();
+  }
 }
 
 const stripe = await startStripeStandIn();
@@ -67,7 +88,7 @@ try {
     const money = async (run: string, fans: number): Promise<Row> => {
       const tally: Tally = emptyTally();
       const until = performance.now() + seconds * 1000;
-      await runMixedLoad({
+      const [, generatorLagP99] = await withLagMeasured(() => runMixedLoad({
         url: server.url,
         setup: { ...setup, fans: setup.fans.slice(0, fans) },
         stripe,
@@ -76,7 +97,7 @@ try {
         acked: nothingAcknowledged(),
         tally,
         keepGoing: () => performance.now() < until,
-      });
+      }));
       const shed = [...tally.unexpected].filter(([what]) => what.endsWith(' 503')).reduce((sum, [, n]) => sum + n, 0);
       const other = [...tally.unexpected].filter(([what]) => !what.endsWith(' 503')).map(([what, n]) => `${what} x${n}`);
       return {
@@ -90,6 +111,8 @@ try {
         servedP99: percentile(tally.servedLatenciesMs, 99),
         shed,
         other: other.join(', ') || 'none',
+        generatorLagP99,
+        byStep: [...tally.servedByStep].map(([step, list]) => `${step} ${Math.round(percentile(list, 99))} ms`).join(', '),
       };
     };
     const catalogRow = (run: string, result: LoadResult): Row => ({
@@ -104,24 +127,28 @@ try {
       servedP99: Number.NaN,
       shed: result.non2xx,
       other: result.errors ? `${result.errors} socket errors` : 'none',
+      generatorLagP99: Number.NaN,
+      byStep: 'n/a',
     });
 
-    rows.push(await money('1. money alone', fanCount));
-    const [underFlood, catalog] = await Promise.all([
-      money('2. money under a catalog flood', fanCount),
-      load(`${server.url}/api/packs`, { connections: connections - fanCount, durationSeconds: seconds, tool: defaultLoadTool() }),
-    ]);
-    rows.push(underFlood, catalogRow('2. money under a catalog flood', catalog));
-    rows.push(await money('3. a money flood', connections));
+    if (runs.has('1')) rows.push(await money('1. money alone', fanCount));
+    if (runs.has('2')) {
+      const [underFlood, catalog] = await Promise.all([
+        money('2. money under a catalog flood', fanCount),
+        load(`${server.url}/api/packs`, { connections: connections - fanCount, durationSeconds: seconds, tool: defaultLoadTool() }),
+      ]);
+      rows.push(underFlood, catalogRow('2. money under a catalog flood', catalog));
+    }
+    if (runs.has('3')) rows.push(await money('3. a money flood', connections));
 
     const settings = Object.entries(serverSettings).map(([key, value]) => `${key}=${value}`).join(', ') || 'defaults';
     console.log(`Overload on ${kind}: ${connections} connections, ${seconds} s per run, load from ${defaultLoadTool()} and fetch on the same 2 cores; server settings: ${settings}; Node ${process.version}\n`);
-    console.log('| run | traffic | answered | per second | median | p99 | shed (503) | served per second | p99 of those served | other failures |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    console.log('| run | traffic | answered | per second | median | p99 | shed (503) | served per second | p99 of those served | p99 served, by step | other failures | generator lag p99 |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    const ms = (value: number) => (Number.isNaN(value) ? 'n/a' : `${Math.round(value)} ms`);
     for (const row of rows) {
-      const servedP99 = Number.isNaN(row.servedP99) ? 'n/a' : `${Math.round(row.servedP99)} ms`;
       console.log(
-        `| ${row.run} | ${row.traffic} | ${row.answered} | ${row.perSecond} | ${Math.round(row.p50)} ms | ${Math.round(row.p99)} ms | ${row.shed} | ${row.servedPerSecond} | ${servedP99} | ${row.other} |`,
+        `| ${row.run} | ${row.traffic} | ${row.answered} | ${row.perSecond} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.shed} | ${row.servedPerSecond} | ${ms(row.servedP99)} | ${row.byStep} | ${row.other} | ${ms(row.generatorLagP99)} |`,
       );
     }
   } finally {
