@@ -179,15 +179,16 @@ class GuardedPool extends pg.Pool {
    * is refused with 503 `overloaded` once it has waited that long, and a connection granted later
    * goes straight back to the pool. The estimate above cannot see a crowd that arrives at once,
    * before any loan shows how long connections are held now: this bounds its wait all the same.
-   * Work waiting for a new connection to open (none queues) is bounded by the connect timeout.
+   * Work that has left the queue to open a new connection is bounded by the connect timeout
+   * instead: refusing it would leave the connection it is opening unused.
    */
   #borrow(deadlineMs: number): Promise<pg.PoolClient> {
-    const loan: Promise<pg.PoolClient> = super.connect();
-    if (deadlineMs <= 0) return loan;
+    const { loan, place } = this.#connectInTurn();
+    if (deadlineMs <= 0 || place === undefined) return loan;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        if (this.waitingCount > 0) reject(overloadedError(1));
+        if (this.#stillQueued(place)) reject(overloadedError(1));
       }, deadlineMs);
     });
     return Promise.race([loan, deadline]).then(
@@ -203,6 +204,27 @@ class GuardedPool extends pg.Pool {
     );
   }
 
+  /** How many loans have joined pg-pool's queue of waiters so far. */
+  #joinedQueue = 0;
+
+  /**
+   * pg-pool's connect(), and the loan's place in its queue of waiters if it joined it (it does
+   * when a connection is idle or none can be opened; otherwise it opens a connection at once).
+   */
+  #connectInTurn(): { loan: Promise<pg.PoolClient>; place: number | undefined } {
+    const joins = this.idleCount > 0 || this.totalCount >= this.options.max;
+    const place = joins ? ++this.#joinedQueue : undefined;
+    return { loan: super.connect(), place };
+  }
+
+  /**
+   * The queue is first in, first out: the loans still in it are the last `waitingCount` to join.
+   * One taken out (given an idle connection, or room to open one) is not waiting behind others.
+   */
+  #stillQueued(place: number): boolean {
+    return place > this.#joinedQueue - this.waitingCount;
+  }
+
   private refusal(): Error | undefined {
     const unreachable = this.unreachable?.();
     if (unreachable) return unreachable;
@@ -215,7 +237,7 @@ class GuardedPool extends pg.Pool {
   /** A connection that is refused only while the database is down, never for the queue's length. */
   connectWaitingItsTurn(): Promise<pg.PoolClient> {
     const unreachable = this.unreachable?.();
-    return unreachable ? Promise.reject(unreachable) : super.connect().then((client) => guardLoan(this, client));
+    return unreachable ? Promise.reject(unreachable) : this.#connectInTurn().loan.then((client) => guardLoan(this, client));
   }
 
   recordLoan(ms: number): void {

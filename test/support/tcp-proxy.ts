@@ -24,6 +24,12 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/** A proxy to the server a URL names (PostgreSQL's port when it names none). */
+export function startTcpProxyTo(url: string): Promise<TcpProxy> {
+  const { hostname, port } = new URL(url);
+  return startTcpProxy({ host: hostname, port: Number(port || 5432) });
+}
+
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let mode: 'open' | 'partitioned' | 'refusing' = 'open';
   let targetPort = target.port;
