@@ -100,6 +100,7 @@ try {
       }));
       const shed = [...tally.unexpected].filter(([what]) => what.endsWith(' 503')).reduce((sum, [, n]) => sum + n, 0);
       const other = [...tally.unexpected].filter(([what]) => !what.endsWith(' 503')).map(([what, n]) => `${what} x${n}`);
+      const served = [...tally.servedByStep.values()].flat();
       return {
         run,
         traffic: `money: ${fans} fans`,
@@ -107,8 +108,8 @@ try {
         perSecond: Math.round(tally.answered / seconds),
         p50: median(tally.latenciesMs),
         p99: percentile(tally.latenciesMs, 99),
-        servedPerSecond: Math.round(tally.servedLatenciesMs.length / seconds),
-        servedP99: percentile(tally.servedLatenciesMs, 99),
+        servedPerSecond: Math.round(served.length / seconds),
+        servedP99: percentile(served, 99),
         shed,
         other: other.join(', ') || 'none',
         generatorLagP99,
