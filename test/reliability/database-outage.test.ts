@@ -12,7 +12,7 @@ import type { Database } from '../../plugins/app/db.js';
 import { bearer, buildTestApp, createTestDatabase } from '../support/app.js';
 import { packInStatus } from '../support/catalog.js';
 import { completePurchase, fund, signIn, startPurchase, type Fan } from '../support/economy.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { startTcpProxyTo, type TcpProxy } from '../support/tcp-proxy.js';
 
 /**
  * The database goes away under load, through a TCP proxy between the app and PostgreSQL: a network
@@ -122,8 +122,7 @@ async function restartFault(t: Test): Promise<Fault> {
 
 async function outage(t: Test, fault: Fault) {
   const how = fault.name;
-  const direct = new URL(fault.url);
-  const proxy: TcpProxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+  const proxy: TcpProxy = await startTcpProxyTo(fault.url);
   t.teardown(() => proxy.close());
   const app = await buildTestApp(t, { DATABASE_URL: proxy.urlFor(fault.url), ...WATCH_ENV, LOG_LEVEL: process.env.OUTAGE_LOG_LEVEL ?? 'silent' });
 

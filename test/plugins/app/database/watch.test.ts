@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { watchDatabase, type DatabaseWatch } from '../../../../plugins/app/database/watch.js';
 import { readSuiteDatabase } from '../../../support/test-database.js';
-import { startTcpProxy, type TcpProxy } from '../../../support/tcp-proxy.js';
+import { startTcpProxyTo, type TcpProxy } from '../../../support/tcp-proxy.js';
 
 /** The watch on its own, through a TCP proxy to the suite's server: what it reports, and when. */
 
@@ -30,8 +30,7 @@ function startWatch(t: Test, proxy: TcpProxy, timeoutMs: number) {
 }
 
 async function proxyFor(t: Test): Promise<TcpProxy> {
-  const { hostname, port } = new URL(readSuiteDatabase().serverUrl);
-  const proxy = await startTcpProxy({ host: hostname, port: Number(port) });
+  const proxy = await startTcpProxyTo(readSuiteDatabase().serverUrl);
   t.teardown(() => proxy.close());
   return proxy;
 }
