@@ -413,8 +413,16 @@ t.test('past CATALOG_MAX_EVENT_LOOP_DELAY the public catalog waits 100 ms; other
   // Cached first, so no read below waits for the database; compared with a health check made
   // beside it, so a busy machine slowing both does not count.
   await timed('/api/packs');
-  const calm = await Promise.all([timed('/api/packs'), timed('/api/health')]);
-  t.ok(calm[0].ms - calm[1].ms < 90, 'a calm loop answers the catalog at once');
+  // The loop's mean delay is sampled each second, and building the app (or tests running beside
+  // this one) can lag it: wait for a calm sample, and allow a few tries for the machine's noise.
+  let calmGap = Number.POSITIVE_INFINITY;
+  for (let attempt = 0; attempt < 5 && calmGap >= 90; attempt++) {
+    const end = Date.now() + 5000;
+    while (pressured.isUnderPressure() && Date.now() < end) await sleep(50);
+    const calm = await Promise.all([timed('/api/packs'), timed('/api/health')]);
+    calmGap = calm[0].ms - calm[1].ms;
+  }
+  t.ok(calmGap < 90, `a calm loop answers the catalog at once (${Math.round(calmGap)} ms behind health)`);
   await busy(1500);
   const [catalog, health] = await Promise.all([timed('/api/packs'), timed('/api/health')]);
   t.equal(catalog.status, 200, 'the catalog is still answered');
