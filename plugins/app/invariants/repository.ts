@@ -98,17 +98,25 @@ export const INVARIANTS: Invariant[] = [
     // Copies leave a pool only by being drawn: what its last audited change left, less the pulls since.
     name: "a pool entry's copies left plus those drawn since its last audited change equal what that change left",
     check: violations(
-      sql`with last_change as (
-            select distinct on (a.target_id, a.after->>'collectibleId') a.target_id as pack_id, a.after->>'collectibleId' as collectible_id,
-                   (a.after->>'remaining')::int as left_then, a.created_at as at
-            from audit_log a where a.action = 'pack.addCollectible' and a.after ? 'remaining'
-            order by a.target_id, a.after->>'collectibleId', a.created_at desc, a.id desc)
-          select e.pack_id, e.collectible_id, e.remaining, c.left_then, count(p.id)::int as drawn_since
-          from pack_pool_entries e
-          left join last_change c on c.pack_id = e.pack_id and c.collectible_id = e.collectible_id
-          left join pulls p on p.pack_id = e.pack_id and p.collectible_id = e.collectible_id and p.created_at >= c.at
-          group by e.pack_id, e.collectible_id, e.remaining, c.pack_id, c.left_then
-          having c.pack_id is null or e.remaining + count(p.id) <> c.left_then`,
+      // Each entry finds its last change through the audit log's (target, time) index, so the
+      // planner knows there is one row per entry and counts the pulls in a single join. Joined
+      // the other way round, with estimates from JSON fields, it scanned a collectible's pulls
+      // once per entry: 1.5 to 2.2 s on 100,000 pulls instead of 0.2 s.
+      sql`with entries as (
+            select e.pack_id, e.collectible_id, e.remaining, c.left_then, c.at
+            from pack_pool_entries e
+            left join lateral (
+              select (a.after->>'remaining')::int as left_then, a.created_at as at from audit_log a
+              where a.target_id = e.pack_id and a.action = 'pack.addCollectible'
+                and a.after->>'collectibleId' = e.collectible_id and a.after ? 'remaining'
+              order by a.created_at desc, a.id desc limit 1) c on true),
+          drawn as (
+            select e.pack_id, e.collectible_id, count(*)::int as since
+            from entries e join pulls p on p.pack_id = e.pack_id and p.collectible_id = e.collectible_id and p.created_at >= e.at
+            group by e.pack_id, e.collectible_id)
+          select e.pack_id, e.collectible_id, e.remaining, e.left_then, coalesce(d.since, 0) as drawn_since
+          from entries e left join drawn d on d.pack_id = e.pack_id and d.collectible_id = e.collectible_id
+          where e.at is null or e.remaining + coalesce(d.since, 0) <> e.left_then`,
     ),
   },
   {

@@ -87,6 +87,9 @@ t.test('the invariant checker', async (t) => {
     ['minted drifting from the pulls', "minted count is its pulls", (tx) => tx.execute(sql`update collectibles set minted = minted + 1 where id = (select collectible_id from pulls limit 1)`)],
     ['a serial state drifting', 'serial state counts its pulls', (tx) => tx.execute(sql`update serial_states set allocated = allocated + 1 where pack_id = ${pack.id}`)],
     ['copies appearing in a pool', 'copies left plus those drawn', (tx) => tx.execute(sql`update pack_pool_entries set remaining = remaining + 1 where pack_id = ${pack.id}`)],
+    ['copies vanishing from a pool', 'copies left plus those drawn', (tx) => tx.execute(sql`update pack_pool_entries set remaining = remaining - 1 where pack_id = ${pack.id} and remaining > 0`)],
+    ['a pull that no pool gave', 'copies left plus those drawn', (tx) => tx.execute(sql`insert into pulls select id || '-extra', user_id, user_pack_id, pack_id, collectible_id, draw_index + 50, serial_number + 50, created_at from pulls where pack_id = ${pack.id} limit 1`)],
+    ['a pool entry without its audited change', 'copies left plus those drawn', (tx) => tx.execute(sql`delete from audit_log where action = 'pack.addCollectible' and target_id = ${pack.id}`)],
     ['a pool emptied under sold packs', 'can fill the packs sold', (tx) => tx.execute(sql`update pack_pool_entries set remaining = 0 where pack_id = ${pack.id}`)],
     // The database itself refuses sold > supply (a check constraint); a count drifting from the purchases is what could happen.
     ['a sale counted without its purchase', 'past its supply', (tx) => tx.execute(sql`update packs set sold = sold + 1 where id = ${pack.id}`)],
