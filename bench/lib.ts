@@ -292,11 +292,11 @@ export interface ApiAnswer {
 
 /**
  * One API call as a client makes it: a bearer token, JSON in and out, answered within 10 s. A 503
- * `overloaded` is retried after its Retry-After and a random part of a second (up to 5 tries), as
- * the API asks of its clients, unless `retryOverloaded` is false (a load test counting the
- * refusals itself).
+ * `overloaded` is retried after its Retry-After and a random part of a second (up to `tries`, 5 by
+ * default), as the API asks of its clients, unless `retryOverloaded` is false (a load test
+ * counting the refusals itself).
  */
-export async function apiCall(url: string, method: string, token: string, body?: unknown, options: { retryOverloaded?: boolean } = {}): Promise<ApiAnswer> {
+export async function apiCall(url: string, method: string, token: string, body?: unknown, options: { retryOverloaded?: boolean; tries?: number } = {}): Promise<ApiAnswer> {
   for (let attempt = 1; ; attempt++) {
     const res = await fetch(url, {
       method,
@@ -306,7 +306,7 @@ export async function apiCall(url: string, method: string, token: string, body?:
     });
     const answer: ApiAnswer = { status: res.status, retryAfterSeconds: Number(res.headers.get('retry-after')) || undefined, json: (await res.json()) as ApiAnswer['json'] };
     const overloaded = answer.status === 503 && (answer.json as { error?: { code?: string } }).error?.code === 'overloaded';
-    if (!overloaded || options.retryOverloaded === false || attempt >= 5) return answer;
+    if (!overloaded || options.retryOverloaded === false || attempt >= (options.tries ?? 5)) return answer;
     // Up to a second more at random: clients refused together must not all come back together.
     await new Promise((resolve) => setTimeout(resolve, ((answer.retryAfterSeconds ?? 1) + Math.random()) * 1000));
   }
