@@ -34,7 +34,9 @@ for (const node of profile.nodes) for (const child of node.children ?? []) paren
 
 /** Microseconds of samples whose top frame is each node. */
 const selfMicros = new Map<number, number>();
-profile.samples.forEach((id, index) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+profile.samples.forEach((id, index) => {
+  selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+});
 
 const IDLE = new Set(['(idle)', '(program)', '(garbage collector)']);
 /** Where a frame's code lives: a package, Node's internals, one of our files, or V8's own states. */

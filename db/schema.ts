@@ -115,6 +115,12 @@ export const packs = pgTable(
     sold: integer('sold').notNull().default(0),
     /** Owned packs opened: sold - opened are owned and unopened. */
     opened: integer('opened').notNull().default(0),
+    /**
+     * Pending purchases not yet reclaimed: the live reservations, plus those past their expiry
+     * that no start or job has marked expired yet (they hold nothing; see purchases/repository.ts).
+     * Changed in the transaction that reserves, completes, cancels or expires.
+     */
+    reserved: integer('reserved').notNull().default(0),
     publishedAt: timestamp('published_at', { withTimezone: true, mode: 'date', precision: 3 }),
     archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date', precision: 3 }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
@@ -128,6 +134,8 @@ export const packs = pgTable(
     check('packs_max_per_user_check', sql`${table.maxPerUser} is null or ${table.maxPerUser} >= 1`),
     // Supply is never exceeded, and no pack is opened that was not sold.
     check('packs_sold_check', sql`${table.opened} >= 0 and ${table.opened} <= ${table.sold} and (${table.supply} is null or ${table.sold} <= ${table.supply})`),
+    // Reservations are counted, never below zero, and never past the supply with the packs sold.
+    check('packs_reserved_check', sql`${table.reserved} >= 0 and (${table.supply} is null or ${table.sold} + ${table.reserved} <= ${table.supply})`),
     // The public list reads active packs only: partial indexes keep its cost independent of how
     // many draft and archived packs exist.
     index('packs_active_published_idx')

@@ -37,6 +37,8 @@ export interface DatabaseHandle {
    * busy instance is still a working one. A connection that arrives after the timeout goes back.
    */
   ping(timeoutMs?: number): Promise<void>;
+  /** How long work asking for a connection now can expect to wait for one (see DATABASE_QUEUE_LIMIT). */
+  expectedWaitMs(): number;
   close(): Promise<void>;
 }
 
@@ -443,6 +445,7 @@ async function connect(
         throw error;
       }
     },
+    expectedWaitMs: () => pool.expectedWaitMs(),
     close: () => {
       closing ??= (async () => {
         watch.stop();

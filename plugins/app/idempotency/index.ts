@@ -4,9 +4,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ErrorEnvelope, errorResponses } from '../../../schemas/common.js';
 import { callerOf } from '../auth.js';
+import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../db.js';
-import { AppError, ConflictError, toErrorResponse } from '../errors.js';
-import { findStoredResponse, type KeyScope, storeResponse, tryLockKey } from './repository.js';
+import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';
+import { findStoredResponse, findStoredResponses, type KeyScope, scopeKey, storeResponse, storeResponses, tryLockKey, tryLockKeys } from './repository.js';
 
 /**
  * Idempotency keys with Stripe's semantics. A route opts in with `config: { idempotent: true }`;
@@ -35,12 +36,42 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
+/** A change many requests share one transaction for: see `batchedChange`. */
+export interface BatchedChangeOptions<In, Out> {
+  /** The most requests one transaction serves. */
+  maxBatch: number;
+  /**
+   * One batch in its transaction, for requests that share `key` (the lock they serialize on):
+   * answers, in order, each input's result or the AppError it is refused with. A refused input
+   * must leave nothing written.
+   */
+  work: (tx: Database, key: string, inputs: In[]) => Promise<(Out | AppError)[]>;
+}
+
+export interface BatchedChange<In> {
+  /**
+   * Runs this request's change in the next batch of `key` and sends its result (`{ success, data }`)
+   * with `statusCode`. The Idempotency-Key of a route with `config.idempotent` keeps its meaning:
+   * stored with the effect, replayed, 422 for another request, 409 while the first one runs (a
+   * second request with the key in the same batch included). Refused at once with 503 `overloaded`
+   * when the batches queued for `key` and the pool's queue would keep it waiting past
+   * DATABASE_QUEUE_LIMIT.
+   */
+  send(request: FastifyRequest, reply: FastifyReply, statusCode: number, key: string, input: In): Promise<FastifyReply>;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route accepts an Idempotency-Key header. */
     idempotent?: boolean;
   }
   interface FastifyInstance {
+    /**
+     * Group commit: the requests for one key (a pack) that arrive while its transaction runs are
+     * served together by the next one, which takes the key's lock once and answers each request
+     * with its own result or its own error.
+     */
+    batchedChange<In, Out>(options: BatchedChangeOptions<In, Out>): BatchedChange<In>;
     /**
      * Runs a change in one transaction and sends its result with `statusCode`. On a route with
      * `config.idempotent` and a request carrying an Idempotency-Key, the response is stored with
@@ -87,6 +118,42 @@ function requestHash(request: FastifyRequest): string {
 
 const withRequestId = (envelope: ErrorEnvelope, requestId: string): ErrorEnvelope => ({ ...envelope, error: { ...envelope.error, requestId } });
 
+/** The request's Idempotency-Key with what it is scoped to, on a route that accepts one. */
+function keyedRequest(request: FastifyRequest): { scope: KeyScope; hash: string } | undefined {
+  const key = request.routeOptions.config.idempotent ? request.headers['idempotency-key'] : undefined;
+  if (typeof key !== 'string') return undefined;
+  return { scope: { userId: callerOf(request).id, route: `${request.method} ${request.routeOptions.url}`, key }, hash: requestHash(request) };
+}
+
+const retainedSince = () => new Date(Date.now() - IDEMPOTENCY_RETENTION_MS);
+
+/** What a change answers: its status and body, and whether it is a stored answer replayed. */
+interface Outcome {
+  statusCode: number;
+  body: unknown;
+  replayed: boolean;
+}
+
+/** Sends an outcome; a replayed error names this request, so its logs can be found. */
+function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outcome): FastifyReply {
+  if (!outcome.replayed) return reply.code(outcome.statusCode).send(outcome.body);
+  reply.header('idempotent-replayed', 'true');
+  const body = outcome.statusCode >= 400 ? withRequestId(outcome.body as ErrorEnvelope, request.id) : outcome.body;
+  return reply.code(outcome.statusCode).send(body);
+}
+
+/** The stored answer for a key: replayed for the same request, 422 for another one. */
+function replayOf(stored: { requestHash: string; statusCode: number; response: unknown }, hash: string): Outcome {
+  if (stored.requestHash !== hash) throw keyReused();
+  return { replayed: true, statusCode: stored.statusCode, body: stored.response };
+}
+
+interface BatchEntry<In> {
+  input: In;
+  keyed: { scope: KeyScope; hash: string } | undefined;
+  statusCode: number;
+}
+
 export default fp(
   async (fastify) => {
     fastify.addHook('onRoute', (route) => {
@@ -105,25 +172,20 @@ export default fp(
       work: (tx: Database, prepared: P) => Promise<T>,
       prepare?: () => Promise<P>,
     ): Promise<FastifyReply> {
-      const key = request.routeOptions.config.idempotent ? request.headers['idempotency-key'] : undefined;
-      if (typeof key !== 'string') {
+      const keyed = keyedRequest(request);
+      if (!keyed) {
         const prepared = (await prepare?.()) as P;
         return reply.code(statusCode).send(await fastify.db.transaction((tx) => work(tx, prepared)));
       }
 
-      const scope: KeyScope = { userId: callerOf(request).id, route: `${request.method} ${request.routeOptions.url}`, key };
-      const hash = requestHash(request);
-      const retainedSince = () => new Date(Date.now() - IDEMPOTENCY_RETENTION_MS);
+      const { scope, hash } = keyed;
       let prepared: { value: P } | undefined;
       if (prepare && !(await findStoredResponse(fastify.db.orm, scope, retainedSince()))) prepared = { value: await prepare() };
       const outcome = await fastify.db.transaction(async (tx) => {
         if (!(await tryLockKey(tx, scope))) throw keyInUse();
         const now = new Date();
         const stored = await findStoredResponse(tx, scope, retainedSince());
-        if (stored) {
-          if (stored.requestHash !== hash) throw keyReused();
-          return { replayed: true, statusCode: stored.statusCode, body: stored.response as unknown };
-        }
+        if (stored) return replayOf(stored, hash);
         // The stored answer seen before preparing expired in between (a moment at the edge of retention): retry.
         if (prepare && !prepared) throw keyInUse();
         let result: { statusCode: number; body: unknown; error?: AppError };
@@ -139,11 +201,76 @@ export default fp(
         return { replayed: false, ...result };
       });
       if ('error' in outcome && outcome.error) throw outcome.error;
-      if (!outcome.replayed) return reply.code(outcome.statusCode).send(outcome.body);
-      reply.header('idempotent-replayed', 'true');
-      // A replayed error names this request, so its logs can be found.
-      const body = outcome.statusCode >= 400 ? withRequestId(outcome.body as ErrorEnvelope, request.id) : outcome.body;
-      return reply.code(outcome.statusCode).send(body);
+      return sendOutcome(request, reply, outcome);
+    });
+
+    fastify.decorate('batchedChange', function batchedChange<In, Out>(options: BatchedChangeOptions<In, Out>): BatchedChange<In> {
+      /**
+       * One batch: the keyed requests' locks and stored answers first (two statements for all of
+       * them), then the work of every request that is neither replayed nor refused, then the
+       * keyed requests' answers stored beside the effect (one statement).
+       */
+      const runBatch = async (tx: Database, key: string, entries: BatchEntry<In>[]): Promise<(Outcome | Error)[]> => {
+        const outcomes: (Outcome | Error | undefined)[] = new Array(entries.length);
+        const keyedAt = entries.flatMap((entry, index) => (entry.keyed ? [index] : []));
+        const firstOfScope = new Map<string, number>();
+        for (const index of keyedAt) {
+          const scoped = scopeKey((entries[index] as BatchEntry<In>).keyed?.scope as KeyScope);
+          // The same key twice in one batch: the second waits for the first, as it would alone.
+          if (firstOfScope.has(scoped)) outcomes[index] = keyInUse();
+          else firstOfScope.set(scoped, index);
+        }
+        const claiming = [...firstOfScope.values()];
+        const scopes = claiming.map((index) => (entries[index] as BatchEntry<In>).keyed?.scope as KeyScope);
+        const locked = await tryLockKeys(tx, scopes);
+        const stored = await findStoredResponses(tx, scopes.filter((_, i) => locked[i]), retainedSince());
+        claiming.forEach((index, i) => {
+          const keyed = (entries[index] as BatchEntry<In>).keyed as { scope: KeyScope; hash: string };
+          if (!locked[i]) outcomes[index] = keyInUse();
+          else {
+            const answer = stored.get(scopeKey(keyed.scope));
+            if (answer) {
+              try {
+                outcomes[index] = replayOf(answer, keyed.hash);
+              } catch (error) {
+                outcomes[index] = error as Error;
+              }
+            }
+          }
+        });
+
+        const fresh = [...entries.keys()].filter((index) => outcomes[index] === undefined);
+        const results = fresh.length > 0 ? await options.work(tx, key, fresh.map((index) => (entries[index] as BatchEntry<In>).input)) : [];
+        const now = new Date();
+        const toStore: Parameters<typeof storeResponses>[1][number][] = [];
+        fresh.forEach((index, i) => {
+          const entry = entries[index] as BatchEntry<In>;
+          const result = results[i] as Out | AppError;
+          const answer =
+            result instanceof AppError
+              ? (() => {
+                  const response = toErrorResponse(result);
+                  return { statusCode: response.statusCode, body: response.body as unknown };
+                })()
+              : { statusCode: entry.statusCode, body: { success: true, data: result } as unknown };
+          if (entry.keyed) toStore.push({ ...entry.keyed.scope, requestHash: entry.keyed.hash, statusCode: answer.statusCode, response: answer.body, createdAt: now });
+          outcomes[index] = result instanceof AppError ? result : { ...answer, replayed: false };
+        });
+        await storeResponses(tx, toStore);
+        return outcomes as (Outcome | Error)[];
+      };
+
+      const batcher = new KeyedBatcher<BatchEntry<In>, Outcome>((key, entries) => fastify.db.transaction((tx) => runBatch(tx, key, entries)), options.maxBatch);
+      const queueLimitMs = fastify.config.databaseQueueLimitMs;
+
+      return {
+        async send(request, reply, statusCode, key, input) {
+          // A crowd waits in the key's batcher, not in the pool: refused only past what the limit allows.
+          if (queueLimitMs > 0 && batcher.expectedWaitMs(key) + fastify.db.expectedWaitMs() > queueLimitMs) throw overloadedError(1);
+          const outcome = await batcher.submit(key, { input, keyed: keyedRequest(request), statusCode });
+          return sendOutcome(request, reply, outcome);
+        },
+      };
     });
   },
   { name: 'idempotency', dependencies: ['db'] },

@@ -130,13 +130,22 @@ export const INVARIANTS: Invariant[] = [
     ),
   },
   {
-    name: 'no pack is sold past its supply, and sold and opened count its purchases and opens',
+    name: 'no pack is sold or reserved past its supply, and sold and opened count its purchases and opens',
     check: violations(
-      sql`select k.id, k.supply, k.sold, coalesce(p.completed, 0)::int as completed, k.opened, coalesce(u.opened, 0)::int as opened_packs
+      sql`select k.id, k.supply, k.sold, k.reserved, coalesce(p.completed, 0)::int as completed, k.opened, coalesce(u.opened, 0)::int as opened_packs
           from packs k
           left join (select pack_id, count(*) as completed from purchases where status = 'completed' group by 1) p on p.pack_id = k.id
           left join (select pack_id, count(*) as opened from user_packs where opened_at is not null group by 1) u on u.pack_id = k.id
-          where (k.supply is not null and k.sold > k.supply) or k.sold <> coalesce(p.completed, 0) or k.opened <> coalesce(u.opened, 0)`,
+          where (k.supply is not null and k.sold + k.reserved > k.supply) or k.sold <> coalesce(p.completed, 0) or k.opened <> coalesce(u.opened, 0)`,
+    ),
+  },
+  {
+    // The count a start decides by: every pending purchase, live or past its expiry and not yet reclaimed.
+    name: "a pack's kept count of reservations equals its pending purchases",
+    check: violations(
+      sql`select k.id, k.reserved, coalesce(p.pending, 0)::int as pending
+          from packs k left join (select pack_id, count(*) as pending from purchases where status = 'pending' group by 1) p on p.pack_id = k.id
+          where k.reserved <> coalesce(p.pending, 0)`,
     ),
   },
   {

@@ -1,13 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { OpenPackBody, OpenResult } from '../../../schemas/purchases.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database } from '../db.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
 import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
 import { packNotFound } from '../packs/service.js';
-import { KeyedBatcher } from './batcher.js';
 import { type DrawEntry, findOpenResult, lockOldestUnopened, lockOwnedPacks, lockPackForOpen, lockSharedRows, readDrawPool, writeOpens } from './repository.js';
 
 const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
@@ -26,16 +25,13 @@ type OwnedPack = Awaited<ReturnType<typeof lockOwnedPacks>>[number];
 
 const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackId}`;
 
-/** The most opens of one pack drawn in one transaction. */
-const MAX_BATCH = 32;
-
 /**
  * Opening owned packs: the verifiable draw (packs/draw.ts) applied to the pool, serials, points
  * and the stored result, in the caller's transaction. An owned pack's row lock makes opening it
  * twice answer the first result; the pack's row lock, taken as late as possible, serializes the
  * opens of one pack with its sales and admin changes, and one hold of it draws a whole batch.
  */
-export function createOpeningService(db: DatabaseHandle) {
+export function createOpeningService() {
   /**
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
    * oldest unopened one not already `claimed` by an earlier open of the same batch.
@@ -178,22 +174,14 @@ export function createOpeningService(db: DatabaseHandle) {
     return results;
   }
 
-  // Opens of one pack arriving together are drawn in one transaction: they all wait for the same
-  // row lock, and one hold of it draws them all.
-  const batcher = new KeyedBatcher<OpenRequest, OpenResult>((packId, requests) => db.transaction((tx) => openBatch(tx, packId, requests)), MAX_BATCH);
-
   return {
-    /** Opens an owned pack in the caller's transaction (a request with an Idempotency-Key). */
-    async open(tx: Database, userId: string, packId: string, body: OpenPackBody): Promise<OpenResult> {
-      const [outcome] = await openBatch(tx, packId, [{ userId, body }]);
-      if (outcome instanceof AppError) throw outcome;
-      return outcome as OpenResult;
-    },
-
-    /** Opens an owned pack together with the other opens of the pack that arrive meanwhile. */
-    openWithOthers(userId: string, packId: string, body: OpenPackBody): Promise<OpenResult> {
-      return batcher.submit(packId, { userId, body });
-    },
+    /**
+     * Opens owned packs of one pack in the caller's transaction (a batch: see idempotency's
+     * batchedChange), drawn one after another from the pool under one hold of the pack's row
+     * lock. Answers, in order, each request's result or the AppError it is refused with; a pack
+     * named twice answers one draw twice.
+     */
+    openBatch,
 
     /** A stored open result, for its owner only. */
     async openResult(db: Database, userId: string, userPackId: string): Promise<OpenResult> {

@@ -21,7 +21,7 @@ import { decodeCursor } from '../pagination.js';
 import { withCurrentRole } from '../teams/current-role.js';
 import type { CatalogChange, CatalogEvents } from './catalog-cache.js';
 import { allowedFrom, nextStatus } from './lifecycle.js';
-import { reservedByPack, reservedOf } from '../purchases/repository.js';
+import { reservedByPack, reservedOf, settleReservations } from '../purchases/repository.js';
 import { availableFor, committedCopies } from '../purchases/rules.js';
 import { canFillOnePack, drawOdds, totalRemaining } from './odds.js';
 import { allocateSerials } from './serials-repository.js';
@@ -148,7 +148,8 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       authorize(await withCurrentRole(tx, principal, pack.teamId), 'catalog:write', pack, packNotFound);
       const pool = await poolOf(tx, packId);
       const now = new Date();
-      const reserved = await reservedOf(tx, packId);
+      // Counted as the sales count them: expired reservations reclaimed, the live ones exactly.
+      const reserved = await settleReservations(tx, packId, pack.reserved);
       const changed = await change(tx, pack, now, pool, reserved);
       // A change that changes nothing (a repeated addCollectible) leaves no trace.
       if (!changed) return { view: toAdminPack(pack, pool, reserved), affects: NO_PUBLIC_CHANGE };

@@ -14,9 +14,9 @@ declare module 'fastify' {
 /** The fan's side: buying packs, opening them, and the locker room that keeps the pulls. */
 export default fp(
   async (fastify) => {
-    fastify.decorate('purchases', createPurchasesService({ ttlMs: fastify.config.purchases.ttlMs }));
-    fastify.decorate('opening', createOpeningService(fastify.db));
+    fastify.decorate('purchases', createPurchasesService({ ttlMs: fastify.config.purchases.ttlMs, wallets: fastify.wallets }));
+    fastify.decorate('opening', createOpeningService());
     fastify.decorate('lockerRoom', createLockerRoomService(fastify.db));
   },
-  { name: 'purchases', dependencies: ['db'] },
+  { name: 'purchases', dependencies: ['db', 'wallets'] },
 );

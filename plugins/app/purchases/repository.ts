@@ -1,8 +1,21 @@
-import { and, asc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
-import { type PackRow, type PurchaseRow, packPoolEntries, packs, purchases, type UserPackRow, userPacks } from '../../../db/schema.js';
+import { type SQL, sql } from 'drizzle-orm';
+import type { PackStatus, PurchaseStatus } from '../../../schemas/enums.js';
 import type { Database } from '../db.js';
 
-/** SQL of purchases and owned packs. Writes run inside the caller's transaction. */
+/**
+ * SQL of purchases and owned packs. Writes run inside the caller's transaction.
+ *
+ * A pack keeps the count of its pending purchases (`packs.reserved`), changed in the statement
+ * that reserves, completes, cancels or expires one, so a start's cost does not grow with the
+ * reservations live. A pending purchase past its expiry holds nothing: it stays counted until a
+ * start or the expiry job reclaims it (marks it expired and takes it off the count), under the
+ * pack's row lock, in expiry order; until then the count is an upper bound of the live ones,
+ * which a start that would be refused for it makes exact by reclaiming first.
+ *
+ * Locks are taken pack first, then purchases (starts, the expiry job), or purchases first with the
+ * pack's row last (completes, cancels), and reclaiming skips purchase rows another transaction
+ * holds: no two of them wait for each other the wrong way round.
+ */
 
 /**
  * The database's clock, the one clock every instance shares: expiry is decided by it alone, so
@@ -10,108 +23,291 @@ import type { Database } from '../db.js';
  */
 const databaseNow = sql`clock_timestamp()`;
 
-/** A reservation counts while it is pending and not past its expiry, whether or not a job marked it. */
-const live = () => and(eq(purchases.status, 'pending'), gt(purchases.expiresAt, databaseNow));
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+const textArray = (values: readonly string[]) => sql`${sql.param(values)}::text[]`;
 
-/** Live reservations of each pack. */
+/** Live reservations of each pack: the kept count, less the expired ones not reclaimed yet (found through the pending index by expiry). */
 export async function reservedByPack(db: Database, packIds: string[]): Promise<Map<string, number>> {
   if (packIds.length === 0) return new Map();
-  const rows = await db
-    .select({ packId: purchases.packId, reserved: sql<string>`count(*)` })
-    .from(purchases)
-    .where(and(inArray(purchases.packId, packIds), live()))
-    .groupBy(purchases.packId);
-  return new Map(rows.map((row) => [row.packId, Number(row.reserved)]));
+  const rows = rowsOf<{ id: string; live: number }>(
+    await db.execute(sql`
+      select k.id, k.reserved - (select count(*) from purchases u where u.pack_id = k.id and u.status = 'pending' and u.expires_at <= ${databaseNow})::int as live
+      from packs k where k.id = any(${textArray(packIds)})`),
+  );
+  return new Map(rows.map((row) => [row.id, row.live]));
 }
 
 export async function reservedOf(db: Database, packId: string): Promise<number> {
   return (await reservedByPack(db, [packId])).get(packId) ?? 0;
 }
 
+/** A pack's sales under its row lock: what a start needs to decide. */
+export interface LockedSales {
+  status: PackStatus;
+  price: number;
+  cardsPerPack: number;
+  supply: number | null;
+  maxPerUser: number | null;
+  sold: number;
+  opened: number;
+  /** The kept count (see above). */
+  reserved: number;
+  /** Copies left in the pool. */
+  remaining: number;
+}
+
+/** Takes the pack's row lock for the rest of the transaction and reads its sales, in one statement; undefined for an unknown pack. */
+export async function lockSales(tx: Database, packId: string): Promise<LockedSales | undefined> {
+  const [row] = rowsOf<{
+    status: PackStatus;
+    price: number;
+    cards_per_pack: number;
+    supply: number | null;
+    max_per_user: number | null;
+    sold: number;
+    opened: number;
+    reserved: number;
+    remaining: string;
+  }>(
+    // `no key update`: a pack's row is referenced by the purchases and owned packs inserted while
+    // it is held, whose key share locks must not wait for it (see packs/repository.ts findPack).
+    await tx.execute(sql`
+      select status, price, cards_per_pack, supply, max_per_user, sold, opened, reserved,
+             (select coalesce(sum(e.remaining), 0) from pack_pool_entries e where e.pack_id = k.id) as remaining
+      from packs k where k.id = ${packId} for no key update`),
+  );
+  if (!row) return undefined;
+  return {
+    status: row.status,
+    price: row.price,
+    cardsPerPack: row.cards_per_pack,
+    supply: row.supply,
+    maxPerUser: row.max_per_user,
+    sold: row.sold,
+    opened: row.opened,
+    reserved: row.reserved,
+    remaining: Number(row.remaining),
+  };
+}
+
+/** Up to `limit` of the pack's pending purchases past their expiry, oldest first, skipping rows another transaction holds. */
+const dueForReclaim = (packId: string, limit: number): SQL => sql`
+  select id from purchases where pack_id = ${packId} and status = 'pending' and expires_at <= ${databaseNow}
+  order by expires_at limit ${limit} for update skip locked`;
+
 /**
- * In one round trip: the copies left in the pack's pool, its live reservations, and the user's
- * purchases of it that count against maxPerUser (live reservations and completed ones).
+ * Marks up to `limit` of the pack's expired reservations expired and takes them off its count, in
+ * one statement; answers how many. The caller holds the pack's row lock.
  */
-export async function salesCounts(db: Database, packId: string, userId: string): Promise<{ remaining: number; reserved: number; held: number }> {
-  const [row] = await db
-    .select({
-      remaining: sql<string>`(select coalesce(sum(${packPoolEntries.remaining}), 0) from ${packPoolEntries} where ${packPoolEntries.packId} = ${packId})`,
-      reserved: sql<string>`(select count(*) from ${purchases} where ${and(eq(purchases.packId, packId), live())})`,
-      held: sql<string>`(select count(*) from ${purchases} where ${and(eq(purchases.userId, userId), eq(purchases.packId, packId), or(eq(purchases.status, 'completed'), live()))})`,
-    })
-    .from(sql`(select 1) as one`);
-  return { remaining: Number(row?.remaining ?? 0), reserved: Number(row?.reserved ?? 0), held: Number(row?.held ?? 0) };
-}
-
-/** A purchase starting now by the database's clock, expiring `ttlMs` later. */
-export async function insertPurchase(tx: Database, row: Omit<typeof purchases.$inferInsert, 'createdAt' | 'expiresAt'>, ttlMs: number): Promise<PurchaseRow> {
-  const [created] = await tx
-    .insert(purchases)
-    .values({ ...row, createdAt: sql`statement_timestamp()`, expiresAt: sql`statement_timestamp() + ${ttlMs} * interval '1 millisecond'` })
-    .returning();
-  return created as PurchaseRow;
-}
-
-/** The caller's purchase of this pack, locked for the rest of the transaction when asked. */
-export async function findPurchase(db: Database, key: { id: string; userId: string; packId: string }, options: { lock?: boolean } = {}) {
-  const query = db
-    .select()
-    .from(purchases)
-    .where(and(eq(purchases.id, key.id), eq(purchases.userId, key.userId), eq(purchases.packId, key.packId)));
-  const [row] = options.lock ? await query.for('update') : await query;
-  return row;
-}
-
-export async function updatePurchase(tx: Database, id: string, changes: Partial<typeof purchases.$inferInsert>): Promise<PurchaseRow> {
-  const [row] = await tx.update(purchases).set(changes).where(eq(purchases.id, id)).returning();
-  return row as PurchaseRow;
-}
-
-export async function insertUserPack(tx: Database, row: typeof userPacks.$inferInsert): Promise<UserPackRow> {
-  const [created] = await tx.insert(userPacks).values(row).returning();
-  return created as UserPackRow;
-}
-
-export async function userPackOfPurchase(db: Database, purchaseId: string): Promise<UserPackRow | undefined> {
-  const [row] = await db.select().from(userPacks).where(eq(userPacks.purchaseId, purchaseId));
-  return row;
+export async function reclaimExpired(tx: Database, packId: string, limit: number): Promise<number> {
+  const [row] = rowsOf<{ reclaimed: number }>(
+    await tx.execute(sql`
+      with reclaimed as (
+        update purchases p set status = 'expired', ended_at = ${databaseNow} where p.id in (${dueForReclaim(packId, limit)}) returning 1),
+      counted as (
+        update packs set reserved = reserved - (select count(*) from reclaimed) where id = ${packId} and exists (select 1 from reclaimed) returning 1)
+      select (select count(*) from reclaimed)::int as reclaimed`),
+  );
+  return row?.reclaimed ?? 0;
 }
 
 /**
- * Counts the purchase's sale on the pack, taking the pack's row lock, if the pack is active and
- * the reservation has not expired by the database's clock (past its expiry it no longer held the
- * pack, and a start may have sold it again). The table's check refuses a sale past the supply.
- * Answers `sold`, else why not: the pack's status, `expired`, or undefined for an unknown pack.
+ * Reclaims every expired reservation of the pack, a bounded round at a time, and answers its live
+ * reservations (the kept count, exact now). The caller holds the pack's row lock and has read
+ * `kept` under it.
  */
-export async function countSale(tx: Database, packId: string, purchaseId: string): Promise<'sold' | 'expired' | PackRow['status'] | undefined> {
-  const reservationLive = sql`exists (select 1 from ${purchases} where ${purchases.id} = ${purchaseId} and ${purchases.expiresAt} > ${databaseNow})`;
-  const [sold] = await tx
-    .update(packs)
-    .set({ sold: sql`${packs.sold} + 1` })
-    .where(and(eq(packs.id, packId), eq(packs.status, 'active'), reservationLive))
-    .returning({ id: packs.id });
-  if (sold) return 'sold';
-  const [other] = await tx.select({ status: packs.status }).from(packs).where(eq(packs.id, packId));
-  if (!other) return undefined;
-  return other.status === 'active' ? 'expired' : other.status;
+export async function settleReservations(tx: Database, packId: string, kept: number, round = 500): Promise<number> {
+  let live = kept;
+  for (let reclaimed = round; reclaimed === round; live -= reclaimed) reclaimed = await reclaimExpired(tx, packId, round);
+  return live;
+}
+
+/** Each user's purchases of the pack that count against maxPerUser: completed ones and live reservations. */
+export async function heldByUsers(tx: Database, packId: string, userIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = rowsOf<{ user_id: string; held: number }>(
+    await tx.execute(sql`
+      select user_id, count(*)::int as held from purchases
+      where user_id = any(${textArray(userIds)}) and pack_id = ${packId}
+        and (status = 'completed' or (status = 'pending' and expires_at > ${databaseNow}))
+      group by user_id`),
+  );
+  return new Map(rows.map((row) => [row.user_id, row.held]));
+}
+
+export interface NewReservation {
+  id: string;
+  userId: string;
+  serverSeed: string;
+  serverSeedHash: string;
 }
 
 /**
- * Marks up to `limit` pending purchases past their expiry as expired. Rows another instance is
- * handling are skipped, so several instances can run this at once.
+ * Inserts the reservations, starting now by the database's clock and expiring `ttlMs` later,
+ * counts them on the pack, and on the way reclaims up to `reclaimLimit` reservations that expired
+ * since the last start: one statement. Answers when they start and expire (the same for all).
+ * The caller holds the pack's row lock.
+ */
+export async function writeReservations(
+  tx: Database,
+  write: { packId: string; price: number; ttlMs: number; reservations: readonly NewReservation[]; reclaimLimit: number },
+): Promise<{ createdAt: Date; expiresAt: Date }> {
+  const rows = write.reservations.map((r) => ({ id: r.id, user_id: r.userId, server_seed: r.serverSeed, server_seed_hash: r.serverSeedHash }));
+  const [row] = rowsOf<{ inserted: number; counted: number; created_at: string; expires_at: string }>(
+    await tx.execute(sql`
+      with reclaimed as (
+        update purchases p set status = 'expired', ended_at = ${databaseNow} where p.id in (${dueForReclaim(write.packId, write.reclaimLimit)}) returning 1),
+      inserted as (
+        insert into purchases (id, user_id, pack_id, status, price, server_seed, server_seed_hash, created_at, expires_at)
+        select r.id, r.user_id, ${write.packId}, 'pending', ${write.price}, r.server_seed, r.server_seed_hash,
+               statement_timestamp(), statement_timestamp() + ${write.ttlMs} * interval '1 millisecond'
+        from jsonb_to_recordset(${json(rows)}) as r(id text, user_id text, server_seed text, server_seed_hash text)
+        returning 1),
+      counted as (
+        update packs set reserved = reserved + (select count(*) from inserted) - (select count(*) from reclaimed) where id = ${write.packId} returning 1)
+      select (select count(*) from inserted)::int as inserted, (select count(*) from counted)::int as counted,
+             statement_timestamp() as created_at, statement_timestamp() + ${write.ttlMs} * interval '1 millisecond' as expires_at`),
+  );
+  if (row?.inserted !== rows.length || row.counted !== 1) throw new Error(`reserving ${rows.length} packs of ${write.packId} wrote ${JSON.stringify(row)}`);
+  return { createdAt: new Date(row.created_at), expiresAt: new Date(row.expires_at) };
+}
+
+/** A purchase row with what a complete or a cancel needs beside it. */
+export interface LockedPurchase {
+  id: string;
+  userId: string;
+  packId: string;
+  status: PurchaseStatus;
+  price: number;
+  serverSeedHash: string;
+  clientSeed: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  completedAt: Date | null;
+  /** Pending and not past its expiry by the database's clock, when it was locked. */
+  live: boolean;
+  packStatus: PackStatus;
+  /** The owned pack of a completed purchase. */
+  userPack: { id: string; createdAt: Date; openedAt: Date | null } | null;
+}
+
+/**
+ * The purchases, locked for the rest of the transaction in id order (so concurrent batches lock
+ * them the same way round), each with its pack's status and its owned pack; in one statement.
+ */
+export async function lockPurchases(tx: Database, ids: readonly string[]): Promise<Map<string, LockedPurchase>> {
+  const rows = rowsOf<{
+    id: string;
+    user_id: string;
+    pack_id: string;
+    status: PurchaseStatus;
+    price: number;
+    server_seed_hash: string;
+    client_seed: string | null;
+    expires_at: string;
+    created_at: string;
+    completed_at: string | null;
+    live: boolean;
+    pack_status: PackStatus;
+    user_pack_id: string | null;
+    user_pack_created_at: string | null;
+    user_pack_opened_at: string | null;
+  }>(
+    await tx.execute(sql`
+      select p.id, p.user_id, p.pack_id, p.status, p.price, p.server_seed_hash, p.client_seed, p.expires_at, p.created_at, p.completed_at,
+             p.status = 'pending' and p.expires_at > ${databaseNow} as live, k.status as pack_status,
+             u.id as user_pack_id, u.created_at as user_pack_created_at, u.opened_at as user_pack_opened_at
+      from purchases p join packs k on k.id = p.pack_id left join user_packs u on u.purchase_id = p.id
+      where p.id = any(${textArray(ids)}) order by p.id collate "C" for update of p`),
+  );
+  const date = (value: string | null) => (value === null ? null : new Date(value));
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      {
+        id: row.id,
+        userId: row.user_id,
+        packId: row.pack_id,
+        status: row.status,
+        price: row.price,
+        serverSeedHash: row.server_seed_hash,
+        clientSeed: row.client_seed,
+        expiresAt: new Date(row.expires_at),
+        createdAt: new Date(row.created_at),
+        completedAt: date(row.completed_at),
+        live: row.live,
+        packStatus: row.pack_status,
+        userPack: row.user_pack_id === null ? null : { id: row.user_pack_id, createdAt: new Date(row.user_pack_created_at as string), openedAt: date(row.user_pack_opened_at) },
+      },
+    ]),
+  );
+}
+
+export interface Completion {
+  purchaseId: string;
+  userId: string;
+  clientSeed: string | null;
+  userPackId: string;
+}
+
+/**
+ * Completes the purchases (each becomes an owned, unopened pack), marks the lapsed ones expired,
+ * and moves the pack's counts (sold, reserved) with them: one statement, whose update of the pack
+ * takes its row lock last, for the shortest hold. Answers false, writing nothing the caller may
+ * keep, when completions were asked and the pack is no longer active (the caller must roll back).
+ * The caller holds the purchases' row locks.
+ */
+export async function writeCompletions(tx: Database, write: { packId: string; at: Date; completions: readonly Completion[]; lapsed: readonly string[] }): Promise<boolean> {
+  const completions = write.completions.map((c) => ({ purchase_id: c.purchaseId, user_id: c.userId, client_seed: c.clientSeed, user_pack_id: c.userPackId }));
+  const [row] = rowsOf<{ completed: number; owned: number; counted: number }>(
+    await tx.execute(sql`
+      with completing as (select * from jsonb_to_recordset(${json(completions)}) as c(purchase_id text, user_id text, client_seed text, user_pack_id text)),
+      completed as (
+        update purchases p set status = 'completed', completed_at = ${write.at}, client_seed = c.client_seed
+        from completing c where p.id = c.purchase_id returning 1),
+      owned as (
+        insert into user_packs (id, user_id, pack_id, purchase_id, created_at)
+        select c.user_pack_id, c.user_id, ${write.packId}, c.purchase_id, ${write.at} from completing c returning 1),
+      lapsed as (
+        update purchases set status = 'expired', ended_at = ${databaseNow} where id = any(${textArray(write.lapsed)}) and status = 'pending' returning 1),
+      counted as (
+        update packs set sold = sold + (select count(*) from completed), reserved = reserved - (select count(*) from completed) - (select count(*) from lapsed)
+        where id = ${write.packId} and (status = 'active' or not exists (select 1 from completed)) returning 1)
+      select (select count(*) from completed)::int as completed, (select count(*) from owned)::int as owned, (select count(*) from counted)::int as counted`),
+  );
+  if (row?.completed !== completions.length || row.owned !== completions.length) {
+    throw new Error(`completing ${completions.length} purchases of ${write.packId} wrote ${JSON.stringify(row)}`);
+  }
+  return row.counted === 1;
+}
+
+/** Cancels a pending purchase and takes it off its pack's count, in one statement. The caller holds the purchase's row lock. */
+export async function writeCancellation(tx: Database, purchase: { id: string; packId: string }, at: Date): Promise<void> {
+  await tx.execute(sql`
+    with cancelled as (update purchases set status = 'cancelled', ended_at = ${at} where id = ${purchase.id} and status = 'pending' returning 1)
+    update packs set reserved = reserved - (select count(*) from cancelled) where id = ${purchase.packId}`);
+}
+
+/**
+ * Marks up to `limit` reservations past their expiry as expired, pack by pack (the one whose
+ * reservation expired first, then the next), each pack's in a transaction of its own holding its
+ * row lock: answers how many. Rows a complete or a cancel holds are skipped, so several
+ * instances, and the starts of a hot pack, can run beside it.
  */
 export async function expirePurchases(db: Database, limit: number): Promise<number> {
-  const due = db
-    .select({ id: purchases.id })
-    .from(purchases)
-    .where(and(eq(purchases.status, 'pending'), lte(purchases.expiresAt, databaseNow)))
-    .orderBy(asc(purchases.expiresAt))
-    .limit(limit)
-    .for('update', { skipLocked: true });
-  const expired = await db
-    .update(purchases)
-    .set({ status: 'expired', endedAt: databaseNow })
-    .where(inArray(purchases.id, due))
-    .returning({ id: purchases.id });
-  return expired.length;
+  let expired = 0;
+  while (expired < limit) {
+    const [due] = rowsOf<{ pack_id: string }>(
+      await db.execute(sql`select pack_id from purchases where status = 'pending' and expires_at <= ${databaseNow} order by expires_at limit 1`),
+    );
+    if (!due) break;
+    const reclaimed = await db.transaction(async (tx) => {
+      const locked = rowsOf(await tx.execute(sql`select 1 from packs where id = ${due.pack_id} for no key update`));
+      return locked.length === 0 ? 0 : reclaimExpired(tx as unknown as Database, due.pack_id, limit - expired);
+    });
+    // The oldest is held by a transaction completing or cancelling it: the next run finds what remains.
+    if (reclaimed === 0) break;
+    expired += reclaimed;
+  }
+  return expired;
 }

@@ -1,5 +1,5 @@
 import type { PackStatus, PurchaseStatus } from '../../../schemas/enums.js';
-import { ConflictError } from '../errors.js';
+import { type AppError, ConflictError, NotFoundError } from '../errors.js';
 import { availablePacks } from '../packs/odds.js';
 
 /** The rules of buying a pack, as pure functions; the service applies them under the pack's row lock. */
@@ -12,6 +12,8 @@ export function effectiveStatus(purchase: { status: PurchaseStatus; expiresAt: D
 export const packNotOnSale = (status: PackStatus) =>
   new ConflictError('pack_not_on_sale', `The pack is ${status}: only active packs are sold.`);
 
+export const purchaseNotFound = () => new NotFoundError('purchase_not_found', 'You have no purchase with this id for this pack.');
+
 /** What a pack's sales stand at, under its row lock. */
 export interface SalesState {
   status: PackStatus;
@@ -22,7 +24,7 @@ export interface SalesState {
   opened: number;
   /** Copies left in the pool. */
   remaining: number;
-  /** Live reservations. */
+  /** Reservations counted against what is for sale (the kept count: live ones, and expired ones not yet reclaimed). */
   reserved: number;
 }
 
@@ -70,4 +72,72 @@ export function assertCancellable(status: PurchaseStatus): void {
  */
 export function committedCopies(state: { sold: number; opened: number; reserved: number; cardsPerPack: number }): number {
   return (state.sold - state.opened + state.reserved) * state.cardsPerPack;
+}
+
+/**
+ * A batch of starts of one pack, decided in arrival order under the pack's row lock: for each
+ * request, null when it reserves a pack, or why it cannot. `held` is each user's purchases of the
+ * pack that count against maxPerUser before the batch; the batch's own reservations count too, so
+ * a fan's requests in one batch are held to the limit as they would be one after another.
+ */
+export function planStarts(state: SalesState, requests: readonly { userId: string }[], held: ReadonlyMap<string, number>): (ConflictError | null)[] {
+  const holding = new Map(held);
+  let reserved = state.reserved;
+  return requests.map(({ userId }) => {
+    const mine = holding.get(userId) ?? 0;
+    try {
+      assertCanReserve({ ...state, reserved }, mine);
+    } catch (error) {
+      return error as ConflictError;
+    }
+    reserved += 1;
+    holding.set(userId, mine + 1);
+    return null;
+  });
+}
+
+/** A stored purchase as a complete sees it, with the row locked. */
+export interface PurchaseToComplete {
+  userId: string;
+  packId: string;
+  status: PurchaseStatus;
+  /** Still holding its pack by the database's clock. */
+  live: boolean;
+  price: number;
+  packStatus: PackStatus;
+}
+
+/**
+ * What completing each request does, in arrival order: `sell` (debit, then own the pack), `again`
+ * (completed before: answer as then), `same` (the purchase is named earlier in the batch: answer
+ * as that one), or an error; `expire` too marks a pending purchase past its expiry, which holds
+ * nothing, as expired. The wallet may still refuse a `sell` (insufficient_funds).
+ */
+export type CompletionStep =
+  | { kind: 'sell' }
+  | { kind: 'again' }
+  | { kind: 'same'; as: number }
+  | { kind: 'refuse'; error: AppError; expire: boolean };
+
+export function planCompletions(
+  requests: readonly { userId: string; packId: string; purchaseId: string }[],
+  stored: ReadonlyMap<string, PurchaseToComplete>,
+): CompletionStep[] {
+  const first = new Map<string, number>();
+  return requests.map((request, index): CompletionStep => {
+    const purchase = stored.get(request.purchaseId);
+    if (!purchase || purchase.userId !== request.userId || purchase.packId !== request.packId) return { kind: 'refuse', error: purchaseNotFound(), expire: false };
+    const earlier = first.get(request.purchaseId);
+    if (earlier !== undefined) return { kind: 'same', as: earlier };
+    first.set(request.purchaseId, index);
+    if (purchase.status === 'completed') return { kind: 'again' };
+    const lapsed = purchase.status === 'pending' && !purchase.live;
+    try {
+      assertCompletable(lapsed ? 'expired' : purchase.status);
+    } catch (error) {
+      return { kind: 'refuse', error: error as AppError, expire: lapsed };
+    }
+    if (purchase.packStatus !== 'active') return { kind: 'refuse', error: packNotOnSale(purchase.packStatus), expire: false };
+    return { kind: 'sell' };
+  });
 }

@@ -1,26 +1,32 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { PurchaseRow, UserPackRow } from '../../../db/schema.js';
+import type { PurchaseStatus } from '../../../schemas/enums.js';
 import type { CompletePurchaseBody, Purchase, UserPack } from '../../../schemas/purchases.js';
 import type { Database } from '../db.js';
-import { NotFoundError } from '../errors.js';
+import type { AppError } from '../errors.js';
 import { serverSeedHash } from '../packs/draw.js';
-import { findPack } from '../packs/repository.js';
 import { packNotFound } from '../packs/service.js';
-import { appendLedgerEntry } from '../wallets/repository.js';
+import type { WalletsService } from '../wallets/service.js';
 import {
-  countSale,
-  findPurchase,
-  insertPurchase,
-  insertUserPack,
-  salesCounts,
-  updatePurchase,
-  userPackOfPurchase,
+  heldByUsers,
+  type LockedPurchase,
+  lockPurchases,
+  lockSales,
+  reclaimExpired,
+  writeCancellation,
+  writeCompletions,
+  writeReservations,
 } from './repository.js';
-import { assertCancellable, assertCanReserve, assertCompletable, effectiveStatus, packNotOnSale } from './rules.js';
+import { assertCancellable, effectiveStatus, planCompletions, planStarts, purchaseNotFound } from './rules.js';
 
-const purchaseNotFound = () => new NotFoundError('purchase_not_found', 'You have no purchase with this id for this pack.');
+/**
+ * Expired reservations a start reclaims on its way (those that expired since the last start, in
+ * a steady drop), and in each further round while it would refuse a fan as sold out.
+ */
+const RECLAIM_BATCH = 100;
 
-export function toPurchase(row: PurchaseRow, now: Date): Purchase {
+type PurchaseFields = Pick<LockedPurchase, 'id' | 'packId' | 'status' | 'price' | 'expiresAt' | 'serverSeedHash' | 'clientSeed' | 'createdAt' | 'completedAt'>;
+
+export function toPurchase(row: PurchaseFields, now: Date): Purchase {
   return {
     id: row.id,
     packId: row.packId,
@@ -34,7 +40,7 @@ export function toPurchase(row: PurchaseRow, now: Date): Purchase {
   };
 }
 
-export function toUserPack(row: UserPackRow): UserPack {
+export function toUserPack(row: { id: string; packId: string; purchaseId: string; createdAt: Date; openedAt: Date | null }): UserPack {
   return {
     id: row.id,
     packId: row.packId,
@@ -44,79 +50,134 @@ export function toUserPack(row: UserPackRow): UserPack {
   };
 }
 
+export interface StartRequest {
+  userId: string;
+}
+
+export interface CompleteRequest {
+  userId: string;
+  body: CompletePurchaseBody;
+}
+
+export type CompletedPurchase = { purchase: Purchase; userPack: UserPack };
+
 /**
- * Buying a pack in two steps. Every step runs in the caller's transaction and takes the pack's
- * row lock before it counts, so concurrent buyers on one or several instances never oversell.
+ * Buying a pack in two steps, for many fans at once: each batch of starts or completes of one
+ * pack runs in one transaction (see idempotency's batchedChange), so a crowd on a pack takes its
+ * row lock once per batch rather than once per fan, and concurrent buyers on one or several
+ * instances never oversell. Each request is answered with its own result or its own error.
  */
-export function createPurchasesService(options: { ttlMs: number }) {
+export function createPurchasesService(options: { ttlMs: number; wallets: Pick<WalletsService, 'applyChanges'> }) {
   return {
-    /** Reserves one pack for the TTL and commits to the secret server seed by its hash. */
-    async start(tx: Database, userId: string, packId: string): Promise<Purchase> {
-      const assertOnSale = async (lock: boolean) => {
-        const pack = await findPack(tx, packId, { lock });
-        // Drafts are not public: the same 404 as an unknown id. Archived packs were public: 409.
-        if (!pack || pack.status === 'draft') throw packNotFound();
-        // Counted by the database's clock once the lock is held: a reservation that expired while
-        // this one waited is free.
-        const counts = await salesCounts(tx, packId, userId);
-        assertCanReserve({ ...pack, ...counts }, counts.held);
-        return pack;
-      };
-      // A look without the lock first: at a sold-out drop, the many who came too late are answered
-      // at once instead of queueing on the pack's row lock. Then the check that counts, under it.
-      await assertOnSale(false);
-      const pack = await assertOnSale(true);
-      const serverSeed = randomBytes(32).toString('hex');
-      const purchase = await insertPurchase(tx, {
-        id: randomUUID(),
-        userId,
-        packId,
-        status: 'pending',
-        price: pack.price,
-        serverSeed,
-        serverSeedHash: serverSeedHash(serverSeed),
-      }, options.ttlMs);
-      return toPurchase(purchase, purchase.createdAt);
+    /**
+     * Reserves one pack per request for the TTL, in arrival order, and commits each to a secret
+     * server seed by its hash. Under the pack's row lock, in three statements whatever the number
+     * of requests: the lock with the sales, the fans' holdings (when the pack has maxPerUser), the
+     * reservations written with the count.
+     */
+    async startBatch(tx: Database, packId: string, requests: readonly StartRequest[]): Promise<(Purchase | AppError)[]> {
+      const sales = await lockSales(tx, packId);
+      // Drafts are not public: the same 404 as an unknown id. Archived packs were public: 409.
+      if (!sales || sales.status === 'draft') return requests.map(() => packNotFound());
+      const held = sales.maxPerUser === null ? new Map<string, number>() : await heldByUsers(tx, packId, [...new Set(requests.map((r) => r.userId))]);
+      let plan = planStarts(sales, requests, held);
+      // The kept count still holds reservations past their expiry that nobody reclaimed: before
+      // refusing anyone as sold out, reclaim them, a bounded round at a time.
+      const soldOut = () => plan.some((outcome) => outcome?.code === 'sold_out');
+      for (let reclaimed = RECLAIM_BATCH; soldOut() && reclaimed === RECLAIM_BATCH; ) {
+        reclaimed = await reclaimExpired(tx, packId, RECLAIM_BATCH);
+        sales.reserved -= reclaimed;
+        if (reclaimed > 0) plan = planStarts(sales, requests, held);
+      }
+      const reservations = requests.flatMap((request, index) => {
+        if (plan[index] !== null) return [];
+        const serverSeed = randomBytes(32).toString('hex');
+        return [{ index, id: randomUUID(), userId: request.userId, serverSeed, serverSeedHash: serverSeedHash(serverSeed) }];
+      });
+      const outcomes: (Purchase | AppError)[] = plan.map((refusal) => refusal as AppError);
+      if (reservations.length === 0) return outcomes;
+      const { createdAt, expiresAt } = await writeReservations(tx, { packId, price: sales.price, ttlMs: options.ttlMs, reservations, reclaimLimit: RECLAIM_BATCH });
+      for (const reservation of reservations) {
+        outcomes[reservation.index] = toPurchase(
+          { id: reservation.id, packId, status: 'pending', price: sales.price, expiresAt, serverSeedHash: reservation.serverSeedHash, clientSeed: null, createdAt, completedAt: null },
+          createdAt,
+        );
+      }
+      return outcomes;
     },
 
     /**
-     * Debits the price and turns the reservation into an owned, unopened pack, in one
-     * transaction. Completing a completed purchase answers the same again.
+     * Debits each price and turns each reservation into an owned, unopened pack, in one
+     * transaction for the batch; one fan's insufficient_funds leaves the purchase pending and the
+     * others be. Completing a completed purchase answers the same again. Four statements whatever
+     * the number of requests: the purchases locked, the wallets locked and written (the wallets'
+     * service), the completions written with the pack's counts, its row lock taken last.
      */
-    async complete(tx: Database, userId: string, packId: string, body: CompletePurchaseBody): Promise<{ purchase: Purchase; userPack: UserPack }> {
-      const purchase = await findPurchase(tx, { id: body.purchaseId, userId, packId }, { lock: true });
-      if (!purchase) throw purchaseNotFound();
+    async completeBatch(tx: Database, packId: string, requests: readonly CompleteRequest[]): Promise<(CompletedPurchase | AppError)[]> {
+      const stored = await lockPurchases(tx, [...new Set(requests.map((request) => request.body.purchaseId))]);
+      const steps = planCompletions(
+        requests.map((request) => ({ userId: request.userId, packId, purchaseId: request.body.purchaseId })),
+        stored,
+      );
       const now = new Date();
-      if (purchase.status === 'completed') {
-        const owned = await userPackOfPurchase(tx, purchase.id);
-        if (!owned) throw new Error(`completed purchase ${purchase.id} has no owned pack`);
-        return { purchase: toPurchase(purchase, now), userPack: toUserPack(owned) };
+      const selling = steps.flatMap((step, index) => (step.kind === 'sell' ? [index] : []));
+      const purchaseOf = (index: number) => stored.get((requests[index] as CompleteRequest).body.purchaseId) as LockedPurchase;
+      const paid = selling.filter((index) => purchaseOf(index).price > 0);
+      const debits = await options.wallets.applyChanges(
+        tx,
+        paid.map((index) => ({ userId: purchaseOf(index).userId, amount: -purchaseOf(index).price, kind: 'purchase' as const, reference: purchaseOf(index).id })),
+        now,
+      );
+      const refusedByWallet = new Map(paid.flatMap((index, i) => (debits[i] instanceof Error ? [[index, debits[i] as AppError] as const] : [])));
+
+      const outcomes: (CompletedPurchase | AppError)[] = new Array(requests.length);
+      const completions = [];
+      for (const [index, step] of steps.entries()) {
+        const request = requests[index] as CompleteRequest;
+        if (step.kind === 'refuse') outcomes[index] = step.error;
+        else if (step.kind === 'again') {
+          const purchase = purchaseOf(index);
+          const owned = purchase.userPack;
+          if (!owned) throw new Error(`completed purchase ${purchase.id} has no owned pack`);
+          outcomes[index] = { purchase: toPurchase(purchase, now), userPack: toUserPack({ ...owned, packId, purchaseId: purchase.id }) };
+        } else if (step.kind === 'sell') {
+          const refused = refusedByWallet.get(index);
+          if (refused) {
+            outcomes[index] = refused;
+            continue;
+          }
+          const purchase = purchaseOf(index);
+          const clientSeed = request.body.clientSeed ?? null;
+          const userPackId = randomUUID();
+          completions.push({ purchaseId: purchase.id, userId: request.userId, clientSeed, userPackId });
+          outcomes[index] = {
+            purchase: toPurchase({ ...purchase, status: 'completed', completedAt: now, clientSeed }, now),
+            userPack: toUserPack({ id: userPackId, packId, purchaseId: purchase.id, createdAt: now, openedAt: null }),
+          };
+        }
       }
-      assertCompletable(effectiveStatus(purchase, now));
-      if (purchase.price > 0) {
-        await appendLedgerEntry(tx, { userId, amount: -purchase.price, kind: 'purchase', reference: purchase.id }, now);
+      // A purchase named twice answers as its first request did.
+      for (const [index, step] of steps.entries()) if (step.kind === 'same') outcomes[index] = outcomes[step.as] as CompletedPurchase | AppError;
+
+      const lapsed = steps.flatMap((step, index) => (step.kind === 'refuse' && step.expire ? [purchaseOf(index).id] : []));
+      if (completions.length > 0 || lapsed.length > 0) {
+        // The pack was archived after the purchases were read: the batch is undone, and each
+        // request, run again alone, finds the pack not on sale.
+        if (!(await writeCompletions(tx, { packId, at: now, completions, lapsed }))) throw new Error(`pack ${packId} left sale while a batch was completing its purchases`);
       }
-      const completed = await updatePurchase(tx, purchase.id, { status: 'completed', completedAt: now, clientSeed: body.clientSeed ?? null });
-      const userPack = await insertUserPack(tx, { id: randomUUID(), userId, packId, purchaseId: purchase.id, createdAt: now });
-      // Last, so the pack's row lock (which every sale and open of the pack waits for) is held the shortest time.
-      // Under the pack's lock, by the database's clock: once past its expiry the reservation no longer
-      // held the pack, and a start may have sold it to someone else (the throw undoes the debit).
-      const sale = await countSale(tx, packId, purchase.id);
-      if (sale === undefined) throw packNotFound();
-      if (sale === 'expired') assertCompletable('expired');
-      else if (sale !== 'sold') throw packNotOnSale(sale);
-      return { purchase: toPurchase(completed, now), userPack: toUserPack(userPack) };
+      return outcomes;
     },
 
     /** Releases a pending purchase's reservation. Cancelling a cancelled purchase answers the same again. */
     async cancel(tx: Database, userId: string, packId: string, purchaseId: string): Promise<Purchase> {
-      const purchase = await findPurchase(tx, { id: purchaseId, userId, packId }, { lock: true });
-      if (!purchase) throw purchaseNotFound();
+      const purchase = (await lockPurchases(tx, [purchaseId])).get(purchaseId);
+      if (!purchase || purchase.userId !== userId || purchase.packId !== packId) throw purchaseNotFound();
       const now = new Date();
-      const status = effectiveStatus(purchase, now);
+      const status: PurchaseStatus = purchase.status === 'pending' && !purchase.live ? 'expired' : purchase.status;
       if (status === 'cancelled') return toPurchase(purchase, now);
       assertCancellable(status);
-      return toPurchase(await updatePurchase(tx, purchase.id, { status: 'cancelled', endedAt: now }), now);
+      await writeCancellation(tx, purchase, now);
+      return toPurchase({ ...purchase, status: 'cancelled' }, now);
     },
   };
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { type LedgerRow, walletLedger, wallets } from '../../../db/schema.js';
 import type { LedgerKind } from '../../../schemas/enums.js';
 import type { Database } from '../db.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
-import { planEntry } from './rules.js';
+import { AppError } from '../errors.js';
+import { planEntry, type WalletState } from './rules.js';
 
 /** SQL of wallets and their ledger. Writes run inside the caller's transaction. */
 
@@ -28,23 +29,50 @@ export interface LedgerChange {
   actorId?: string | null;
 }
 
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+/** The wallets of `userIds` that exist, locked until the transaction ends, in one order (so two batches never wait for each other the wrong way round). */
+async function lockWallets(tx: Database, userIds: readonly string[]): Promise<Map<string, WalletState>> {
+  const rows = rowsOf<{ user_id: string; balance: number; last_seq: number | null; updated_at: string | Date }>(
+    await tx.execute(sql`select user_id, balance, last_seq, updated_at from wallets where user_id = any(${sql.param(userIds)}::text[]) order by user_id collate "C" for update`),
+  );
+  return new Map(rows.map((row) => [row.user_id, { balance: row.balance, lastSeq: row.last_seq, updatedAt: new Date(row.updated_at) }]));
+}
+
 /**
- * Appends one entry to the user's ledger and moves the balance with it, holding the wallet's row
- * lock until the transaction ends (so concurrent changes of one wallet apply one after another).
- * Throws insufficient_funds, and writes nothing, when the balance would go below zero.
+ * Appends entries to the users' ledgers and moves their balances with them, in order, holding
+ * the wallets' row locks until the transaction ends (so concurrent changes of one wallet apply
+ * one after another). Answers, for each change, its entry, or the AppError it is refused with
+ * (insufficient_funds when the balance would go below zero, balance_limit past the largest):
+ * a refused change writes nothing and does not stop the others. Two statements whatever the
+ * number of changes: the locks, then every write.
  */
-export async function appendLedgerEntry(tx: Database, change: LedgerChange, now: Date): Promise<LedgerRow> {
-  const lockWallet = () => tx.select().from(wallets).where(eq(wallets.userId, change.userId)).for('update');
-  let [wallet] = await lockWallet();
-  if (!wallet) {
-    await tx.insert(wallets).values({ userId: change.userId, balance: 0, lastSeq: null, updatedAt: now }).onConflictDoNothing();
-    [wallet] = await lockWallet();
+export async function appendLedgerEntries(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
+  if (changes.length === 0) return [];
+  const userIds = [...new Set(changes.map((change) => change.userId))];
+  const states = await lockWallets(tx, userIds);
+  // A credit to a user without a wallet opens one; a debit from none is refused (a balance of 0).
+  const opening = userIds.filter((userId) => !states.has(userId) && changes.some((change) => change.userId === userId && change.amount > 0));
+  if (opening.length > 0) {
+    await tx.execute(
+      sql`insert into wallets (user_id, balance, last_seq, updated_at) select u, 0, null, ${now} from unnest(${sql.param(opening)}::text[]) as u on conflict do nothing`,
+    );
+    for (const [userId, state] of await lockWallets(tx, opening)) states.set(userId, state);
   }
-  if (!wallet) throw new Error(`the wallet of ${change.userId} vanished inside its transaction`);
-  const planned = planEntry(wallet, change.amount, now);
-  const [entry] = await tx
-    .insert(walletLedger)
-    .values({
+  const outcomes: (LedgerRow | AppError)[] = [];
+  const entries: LedgerRow[] = [];
+  for (const change of changes) {
+    const wallet = states.get(change.userId) ?? { balance: 0, lastSeq: null, updatedAt: now };
+    let planned: ReturnType<typeof planEntry>;
+    try {
+      planned = planEntry(wallet, change.amount, now);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      outcomes.push(error);
+      continue;
+    }
+    const entry: LedgerRow = {
       id: randomUUID(),
       userId: change.userId,
       seq: planned.seq,
@@ -57,13 +85,60 @@ export async function appendLedgerEntry(tx: Database, change: LedgerChange, now:
       reason: change.reason ?? null,
       actorId: change.actorId ?? null,
       createdAt: planned.createdAt,
-    })
-    .returning();
-  await tx
-    .update(wallets)
-    .set({ balance: planned.balanceAfter, lastSeq: planned.seq, updatedAt: planned.createdAt })
-    .where(eq(wallets.userId, change.userId));
-  return entry as LedgerRow;
+    };
+    states.set(change.userId, { balance: planned.balanceAfter, lastSeq: planned.seq, updatedAt: planned.createdAt });
+    entries.push(entry);
+    outcomes.push(entry);
+  }
+  if (entries.length === 0) return outcomes;
+  const moved = [...new Set(entries.map((entry) => entry.userId))].map((userId) => {
+    const state = states.get(userId) as WalletState;
+    return { user_id: userId, balance: state.balance, last_seq: state.lastSeq, updated_at: state.updatedAt };
+  });
+  const written = entries.map((entry) => ({
+    id: entry.id,
+    user_id: entry.userId,
+    seq: entry.seq,
+    previous_seq: entry.previousSeq,
+    previous_balance: entry.previousBalance,
+    amount: entry.amount,
+    balance_after: entry.balanceAfter,
+    kind: entry.kind,
+    reference: entry.reference,
+    reason: entry.reason,
+    actor_id: entry.actorId,
+    created_at: entry.createdAt,
+  }));
+  // One statement: the wallets' foreign key to their last entry is checked at its end, when both are written.
+  const [counts] = rowsOf<{ entries: number; wallets: number }>(
+    await tx.execute(sql`
+      with entries as (
+        insert into wallet_ledger (id, user_id, seq, previous_seq, previous_balance, amount, balance_after, kind, reference, reason, actor_id, created_at)
+        select e.id, e.user_id, e.seq, e.previous_seq, e.previous_balance, e.amount, e.balance_after, e.kind, e.reference, e.reason, e.actor_id, e.created_at
+        from jsonb_to_recordset(${json(written)}) as e(id text, user_id text, seq integer, previous_seq integer, previous_balance integer, amount integer,
+          balance_after integer, kind text, reference text, reason text, actor_id text, created_at timestamptz)
+        returning 1),
+      moved as (
+        update wallets w set balance = m.balance, last_seq = m.last_seq, updated_at = m.updated_at
+        from jsonb_to_recordset(${json(moved)}) as m(user_id text, balance integer, last_seq integer, updated_at timestamptz)
+        where w.user_id = m.user_id returning 1)
+      select (select count(*) from entries)::int as entries, (select count(*) from moved)::int as wallets`),
+  );
+  if (counts?.entries !== entries.length || counts.wallets !== moved.length) {
+    throw new Error(`a ledger write made ${JSON.stringify(counts)}; expected ${entries.length} entries and ${moved.length} wallets`);
+  }
+  return outcomes;
+}
+
+/**
+ * Appends one entry to the user's ledger and moves the balance with it, holding the wallet's row
+ * lock until the transaction ends. Throws insufficient_funds, and writes nothing, when the balance
+ * would go below zero.
+ */
+export async function appendLedgerEntry(tx: Database, change: LedgerChange, now: Date): Promise<LedgerRow> {
+  const [outcome] = await appendLedgerEntries(tx, [change], now);
+  if (outcome instanceof AppError) throw outcome;
+  return outcome as LedgerRow;
 }
 
 /** A user's ledger, newest first. */

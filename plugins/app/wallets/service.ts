@@ -1,9 +1,10 @@
 import type { LedgerRow } from '../../../db/schema.js';
+import type { AppError } from '../errors.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { decodeCursor } from '../pagination.js';
 import { userExists, userNotFound } from '../users/repository.js';
-import { appendLedgerEntry, balanceOf, listLedger } from './repository.js';
+import { appendLedgerEntries, appendLedgerEntry, balanceOf, type LedgerChange, listLedger } from './repository.js';
 
 export function toLedgerEntry(row: LedgerRow): LedgerEntry {
   return {
@@ -26,6 +27,14 @@ export function createWalletsService(db: DatabaseHandle) {
     async transactions(userId: string, query: LedgerQuery) {
       const page = await listLedger(db.orm, userId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
       return { items: page.items.map(toLedgerEntry), nextCursor: page.nextCursor };
+    },
+
+    /**
+     * Changes of several wallets in the caller's transaction, in order: for each, its ledger
+     * entry, or the error it is refused with (insufficient_funds ...), which leaves the others be.
+     */
+    applyChanges(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
+      return appendLedgerEntries(tx, changes, now);
     },
 
     /** A platform admin's credit or debit (the route admits platform admins only). */

@@ -17,6 +17,10 @@ const REPLAYED = ['Idempotent-Replayed'];
 /** Buying (start, complete, cancel) and opening packs: the fan's money-like changes. */
 const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ttlMs, startsPerMinute } = app.config.purchases;
+  // A crowd on one pack is served a batch at a time: one transaction, one hold of the pack's row lock.
+  const starts = app.batchedChange({ maxBatch: 100, work: app.purchases.startBatch });
+  const completes = app.batchedChange({ maxBatch: 100, work: app.purchases.completeBatch });
+  const opens = app.batchedChange({ maxBatch: 32, work: app.opening.openBatch });
 
   app.post(
     '/:id/purchase',
@@ -39,11 +43,7 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: WithHeaders(PurchaseResponse, REPLAYED, 'The purchase, pending'), ...errorResponses(404, 409, 429) },
       },
     },
-    async (request, reply) =>
-      app.runChange(request, reply, 201, async (tx) => ({
-        success: true as const,
-        data: await app.purchases.start(tx, callerOf(request).id, request.params.id),
-      })),
+    async (request, reply) => starts.send(request, reply, 201, request.params.id, { userId: callerOf(request).id }),
   );
 
   app.put(
@@ -67,11 +67,7 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WithHeaders(CompletedPurchaseResponse, REPLAYED, 'The completed purchase and the owned pack'), ...errorResponses(404, 409) },
       },
     },
-    async (request, reply) =>
-      app.runChange(request, reply, 200, async (tx) => ({
-        success: true as const,
-        data: await app.purchases.complete(tx, callerOf(request).id, request.params.id, request.body),
-      })),
+    async (request, reply) => completes.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
   );
 
   app.delete(
@@ -120,15 +116,7 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WithHeaders(OpenResultResponse, REPLAYED, 'The pulls and their fairness proof'), ...errorResponses(404, 409) },
       },
     },
-    async (request, reply) => {
-      const body = request.body;
-      // Without a key there is no response to store: the open joins the other opens of the pack
-      // arriving meanwhile, drawn in one transaction.
-      if (request.headers['idempotency-key'] === undefined) {
-        return { success: true as const, data: await app.opening.openWithOthers(callerOf(request).id, request.params.id, body) };
-      }
-      return app.runChange(request, reply, 200, async (tx) => ({ success: true as const, data: await app.opening.open(tx, callerOf(request).id, request.params.id, body) }));
-    },
+    async (request, reply) => opens.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
   );
 };
 
