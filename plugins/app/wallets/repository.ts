@@ -41,25 +41,12 @@ async function lockWallets(tx: Database, userIds: readonly string[]): Promise<Ma
 }
 
 /**
- * Appends entries to the users' ledgers and moves their balances with them, in order, holding
- * the wallets' row locks until the transaction ends (so concurrent changes of one wallet apply
- * one after another). Answers, for each change, its entry, or the AppError it is refused with
- * (insufficient_funds when the balance would go below zero, balance_limit past the largest):
- * a refused change writes nothing and does not stop the others. Two statements whatever the
- * number of changes: the locks, then every write.
+ * The entries `changes` make from the wallets' states, in order (a user without a wallet has a
+ * balance of 0), and the states they leave in `states`; a change that cannot be made is its
+ * AppError instead. Pure but for updating `states` with each entry.
  */
-export async function appendLedgerEntries(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
-  if (changes.length === 0) return [];
-  const userIds = [...new Set(changes.map((change) => change.userId))];
-  const states = await lockWallets(tx, userIds);
-  // A credit to a user without a wallet opens one; a debit from none is refused (a balance of 0).
-  const opening = userIds.filter((userId) => !states.has(userId) && changes.some((change) => change.userId === userId && change.amount > 0));
-  if (opening.length > 0) {
-    await tx.execute(
-      sql`insert into wallets (user_id, balance, last_seq, updated_at) select u, 0, null, ${now} from unnest(${sql.param(opening)}::text[]) as u on conflict do nothing`,
-    );
-    for (const [userId, state] of await lockWallets(tx, opening)) states.set(userId, state);
-  }
+function planEntries(wallets: ReadonlyMap<string, WalletState>, changes: readonly LedgerChange[], now: Date) {
+  const states = new Map(wallets);
   const outcomes: (LedgerRow | AppError)[] = [];
   const entries: LedgerRow[] = [];
   for (const change of changes) {
@@ -90,9 +77,35 @@ export async function appendLedgerEntries(tx: Database, changes: readonly Ledger
     entries.push(entry);
     outcomes.push(entry);
   }
+  return { outcomes, entries, states };
+}
+
+/**
+ * Appends entries to the users' ledgers and moves their balances with them, in order, holding
+ * the wallets' row locks until the transaction ends (so concurrent changes of one wallet apply
+ * one after another). Answers, for each change, its entry, or the AppError it is refused with
+ * (insufficient_funds when the balance would go below zero, balance_limit past the largest):
+ * a refused change writes nothing and does not stop the others. Two statements whatever the
+ * number of changes: the locks, then every write.
+ */
+export async function appendLedgerEntries(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
+  if (changes.length === 0) return [];
+  const userIds = [...new Set(changes.map((change) => change.userId))];
+  const states = await lockWallets(tx, userIds);
+  // A change that would be written opens its user's wallet; one refused (a debit from no wallet,
+  // a credit past the limit) leaves none behind.
+  const opening = [...new Set(planEntries(states, changes, now).entries.map((entry) => entry.userId))].filter((userId) => !states.has(userId));
+  if (opening.length > 0) {
+    await tx.execute(
+      sql`insert into wallets (user_id, balance, last_seq, updated_at) select u, 0, null, ${now} from unnest(${sql.param(opening)}::text[]) as u on conflict do nothing`,
+    );
+    for (const [userId, state] of await lockWallets(tx, opening)) states.set(userId, state);
+  }
+  const planned = planEntries(states, changes, now);
+  const { outcomes, entries } = planned;
   if (entries.length === 0) return outcomes;
   const moved = [...new Set(entries.map((entry) => entry.userId))].map((userId) => {
-    const state = states.get(userId) as WalletState;
+    const state = planned.states.get(userId) as WalletState;
     return { user_id: userId, balance: state.balance, last_seq: state.lastSeq, updated_at: state.updatedAt };
   });
   const written = entries.map((entry) => ({

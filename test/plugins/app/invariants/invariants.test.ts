@@ -5,7 +5,7 @@ import { checkInvariants, INVARIANTS } from '../../../../plugins/app/invariants/
 import type { Database } from '../../../../plugins/app/db.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, applyAction, expectStatus, packInStatus } from '../../../support/catalog.js';
-import { buyPack, fund, openPack, signIn } from '../../../support/economy.js';
+import { buyPack, fund, openPack, signIn, startPurchase } from '../../../support/economy.js';
 import { deliver, startStripeStandIn } from '../../../support/stripe.js';
 
 /**
@@ -61,6 +61,8 @@ t.test('the invariant checker', async (t) => {
   expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
   expectStatus(await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 300)).body), 200, 'partly refunded');
   await applyAction(app, capped.id, { action: 'archive' });
+  // A reservation left pending: the pack keeps a count of it (reserved = 1) against its supply.
+  expectStatus(await startPurchase(app, fan, pack.id), 201, 'start a purchase left pending');
 
   const results = await checkInvariants(app.db.orm);
   t.same(
@@ -70,7 +72,8 @@ t.test('the invariant checker', async (t) => {
   );
   t.equal(results.length, INVARIANTS.length);
 
-  const cases: [string, string, (tx: Database) => Promise<unknown>][] = [
+  // The optional fourth field: the damage trips that check alone, so it tells the two counts apart.
+  const cases: [string, string, (tx: Database) => Promise<unknown>, 'alone'?][] = [
     ['a balance changed without its ledger', 'every balance', (tx) => tx.execute(sql`update wallets set balance = balance + 1 where user_id = ${fan.id}`)],
     ['an order credited without its top-up', 'exactly one top-up', (tx) => tx.execute(sql`delete from wallet_ledger where kind = 'topup' and reference = ${orderId}`)],
     ['a top-up for no order', 'no top-up without', (tx) => tx.execute(sql`update wallet_ledger set reference = 'no-such-order' where kind = 'topup'`)],
@@ -93,16 +96,71 @@ t.test('the invariant checker', async (t) => {
     ['a pool emptied under sold packs', 'can fill the packs sold', (tx) => tx.execute(sql`update pack_pool_entries set remaining = 0 where pack_id = ${pack.id}`)],
     // The database itself refuses sold > supply (a check constraint); a count drifting from the purchases is what could happen.
     ['a sale counted without its purchase', 'past its supply', (tx) => tx.execute(sql`update packs set sold = sold + 1 where id = ${pack.id}`)],
+    // sold + reserved past the supply: refused by packs_reserved_check too, so the damage drops
+    // it (rolled back with the rest) and lowers the supply, leaving both counts true.
+    [
+      'reservations past the supply (with the check constraint gone)',
+      'sold or reserved past its supply',
+      async (tx) => {
+        await tx.execute(sql`alter table packs drop constraint packs_reserved_check`);
+        return tx.execute(sql`update packs set supply = sold + reserved - 1 where id = ${pack.id} and reserved > 0`);
+      },
+      'alone',
+    ],
+    [
+      'a reservation counted without its purchase',
+      'kept count of reservations',
+      (tx) => tx.execute(sql`update packs set reserved = reserved + 1 where id = ${pack.id}`),
+      'alone',
+    ],
+    [
+      'a count of reservations lost',
+      'kept count of reservations',
+      (tx) => tx.execute(sql`update packs set reserved = reserved - 1 where id = ${pack.id}`),
+      'alone',
+    ],
+    [
+      'a pending purchase whose reservation was not counted',
+      'kept count of reservations',
+      (tx) =>
+        tx.execute(
+          sql`insert into purchases (id, user_id, pack_id, status, price, server_seed, server_seed_hash, expires_at, created_at)
+              select id || '-uncounted', user_id, pack_id, 'pending', price, server_seed, server_seed_hash, now() + interval '5 minutes', now()
+              from purchases where pack_id = ${pack.id} and status = 'completed' limit 1`,
+        ),
+      'alone',
+    ],
+    [
+      'a reservation ended without releasing its count',
+      'kept count of reservations',
+      (tx) => tx.execute(sql`update purchases set status = 'cancelled', ended_at = now() where pack_id = ${pack.id} and status = 'pending'`),
+      'alone',
+    ],
     ['a purchase past maxPerUser', 'maxPerUser in force', (tx) => tx.execute(sql`update audit_log set after = jsonb_set(after, '{maxPerUser}', '1') where target_id = ${capped.id} and after ? 'maxPerUser'`)],
     ['an opened pack losing its pulls', 'holds cardsPerPack pulls', (tx) => tx.execute(sql`delete from pulls where id = (select id from pulls limit 1)`)],
     ['a stored result that its proof does not give', 'recomputable from its proof', (tx) => tx.execute(sql`update pack_opens set result = jsonb_set(result, '{fairness,draws,0,u}', '0.5')`)],
     ['a seed swapped after the purchase', 'recomputable from its proof', (tx) => tx.execute(sql`update purchases set server_seed = repeat('0', 64) where id in (select purchase_id from user_packs where opened_at is not null)`)],
     ['a state change without its audit row', 'state change has its audit row', (tx) => tx.execute(sql`delete from audit_log where action = 'pack.archive'`)],
   ];
-  for (const [what, words, damage] of cases) {
+  for (const [what, words, damage, alone] of cases) {
     const report = await reportAfter(app, damage);
     t.ok(report[invariant(words)], `${what}: reported as "${invariant(words)}"`, { report });
+    if (alone) t.same(Object.keys(report), [invariant(words)], `${what}: and by no other check`);
   }
+
+  // The kept count holds reservations past their expiry until something reclaims them: a pending
+  // purchase that lapsed is still counted, and is no violation.
+  t.same(
+    await reportAfter(app, (tx) =>
+      tx.execute(sql`update purchases set expires_at = now() - interval '1 minute' where pack_id = ${pack.id} and status = 'pending'`),
+    ),
+    {},
+    'a lapsed pending purchase, not yet reclaimed, still counts as reserved',
+  );
+  const constraint = (await app.db.orm.execute(sql`select count(*)::int as n from pg_constraint where conname = 'packs_reserved_check'`)) as unknown as {
+    rows: { n: number }[];
+  };
+  t.equal(constraint.rows[0]?.n, 1, 'the dropped check constraint is back with the rollback');
   t.same(
     (await checkInvariants(app.db.orm)).filter((result) => result.violations.length > 0),
     [],
