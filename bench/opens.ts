@@ -12,7 +12,7 @@ import { apiCall, BENCH_SERVER_ENV, benchDatabase, expectOk, benchToken, databas
 
 /**
  * Buying and opening one hot pack, against the built server on one database:
- *   npm run bench:opens -- --db embedded|external [--users 50] [--packs 10] [--cards 5] [--seconds 10]
+ *   npm run bench:opens -- --db embedded|external [--users 50] [--packs 10] [--cards 5] [--seconds 10] [--profile DIR]
  *
  * 1. `--users` fans each buy `--packs` packs of one pack (start + complete), all at once:
  *    median and p99 of a purchase (both requests).
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     packs: { type: 'string', default: '10' },
     cards: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '10' },
+    profile: { type: 'string' },
   },
 });
 const kind = databaseKind(values.db);
@@ -50,7 +51,7 @@ async function allFans(work: (fan: number) => Promise<void>): Promise<number> {
 
 const database = await benchDatabase(kind);
 try {
-  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false' }, 3512);
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false' }, 3512, { profileDir: values.profile });
   try {
     const api = (path: string) => `${server.url}/api${path}`;
     // The hot pack: ENTRIES collectibles with enough copies for every pack bought, price 1.

@@ -8,7 +8,7 @@ import { seedCatalog } from './seed.js';
  * GET /api/packs under load: the built server with
  * `--active` active and `--archived` archived packs, against a bare node:http server replaying
  * the identical response (status, headers, body), each in a process of its own:
- *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3]
+ *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--profile DIR]
  *     [--tool wrk|autocannon] [--references fastify,fastify-rate-limit]
  * `--references` adds servers replaying the same response from a bare Fastify app, with and
  * without @fastify/rate-limit (bench/reference-server.ts): what the framework and the limiter
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     tool: { type: 'string' },
     references: { type: 'string', default: 'node' },
+    profile: { type: 'string' },
   },
 });
 const tool: LoadTool = values.tool === 'autocannon' || values.tool === 'wrk' ? values.tool : defaultLoadTool();
@@ -53,7 +54,7 @@ try {
   await db.close();
 
   // The rate limiter stays on (its cost is part of the figure) with a limit no benchmark reaches.
-  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) }, 3501);
+  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) }, 3501, { profileDir: values.profile });
   const references: Awaited<ReturnType<typeof startReferenceServer>>[] = [];
   try {
     const recording = await recordResponse(`${server.url}/api/packs`);
