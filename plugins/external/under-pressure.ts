@@ -1,5 +1,5 @@
 import fastifyUnderPressure from '@fastify/under-pressure';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onRequestAbortHookHandler, onRequestHookHandler, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { overloadedError, sendError } from '../app/errors.js';
 
@@ -34,26 +34,40 @@ export default fp(async (fastify) => {
   if (maxEventLoopDelayMs <= 0) return;
   if (catalogYieldWrites > 0) {
     // Writes (purchases, opens, checkout, webhooks, admin changes) in progress on this instance:
-    // while there are many, catalog reads wait, at once rather than after a second of lag.
+    // while there are many, catalog reads wait, at once rather than after a second of lag. The
+    // hooks are the routes' own, so a catalog read runs one check and nothing else.
     let writesInFlight = 0;
     const counted = new WeakSet<FastifyRequest>();
-    const finish = async (request: FastifyRequest) => {
+    const holdWhileWritesRun: onRequestHookHandler = (_request, _reply, done) => {
+      if (writesInFlight >= catalogYieldWrites) setTimeout(done, CATALOG_HOLD_MS);
+      else done();
+    };
+    const countWrite: onRequestHookHandler = (request, _reply, done) => {
+      counted.add(request);
+      writesInFlight += 1;
+      done();
+    };
+    const uncount = (request: FastifyRequest) => {
       if (counted.delete(request)) writesInFlight -= 1;
     };
-    fastify.addHook('onRequest', (request, _reply, done) => {
-      if (request.routeOptions.config?.lowPriority) {
-        if (writesInFlight >= catalogYieldWrites) {
-          setTimeout(done, CATALOG_HOLD_MS);
-          return;
-        }
-      } else if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-        counted.add(request);
-        writesInFlight += 1;
-      }
+    const finishWrite: onResponseHookHandler = (request, _reply, done) => {
+      uncount(request);
       done();
+    };
+    const abortWrite: onRequestAbortHookHandler = (request, done) => {
+      uncount(request);
+      done();
+    };
+    const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+    fastify.addHook('onRoute', (route) => {
+      const methods = [route.method].flat();
+      if (route.config?.lowPriority) route.onRequest = [...[route.onRequest ?? []].flat(), holdWhileWritesRun];
+      else if (methods.some((method) => !READS.has(method))) {
+        route.onRequest = [...[route.onRequest ?? []].flat(), countWrite];
+        route.onResponse = [...[route.onResponse ?? []].flat(), finishWrite];
+        route.onRequestAbort = [...[route.onRequestAbort ?? []].flat(), abortWrite];
+      }
     });
-    fastify.addHook('onResponse', finish);
-    fastify.addHook('onRequestAbort', finish);
   }
   const lowest = catalogMaxEventLoopDelayMs > 0 ? Math.min(catalogMaxEventLoopDelayMs, maxEventLoopDelayMs) : maxEventLoopDelayMs;
   await fastify.register(fastifyUnderPressure, {
