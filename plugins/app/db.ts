@@ -43,6 +43,19 @@ export interface DatabaseHandle {
 }
 
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+
+/**
+ * Thrown by work that finds, part-way, that what it read has changed under it (a pack archived
+ * while a batch was selling it): like a serialization failure, the transaction is rolled back and
+ * run again, and reads what is true now.
+ */
+export class ChangedMeanwhileError extends Error {
+  readonly code = '40001';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChangedMeanwhileError';
+  }
+}
 const MAX_TRANSACTION_ATTEMPTS = 4;
 /** Any constant works; it only has to be the same for every instance of this service. */
 const MIGRATION_LOCK_KEY = 7_204_117_321;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PurchaseStatus } from '../../../schemas/enums.js';
 import type { CompletePurchaseBody, Purchase, UserPack } from '../../../schemas/purchases.js';
-import type { Database } from '../db.js';
+import { ChangedMeanwhileError, type Database } from '../db.js';
 import type { AppError } from '../errors.js';
 import { serverSeedHash } from '../packs/draw.js';
 import { packNotFound } from '../packs/service.js';
@@ -161,9 +161,9 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
 
       const lapsed = steps.flatMap((step, index) => (step.kind === 'refuse' && step.expire ? [purchaseOf(index).id] : []));
       if (completions.length > 0 || lapsed.length > 0) {
-        // The pack was archived after the purchases were read: the batch is undone, and each
-        // request, run again alone, finds the pack not on sale.
-        if (!(await writeCompletions(tx, { packId, at: now, completions, lapsed }))) throw new Error(`pack ${packId} left sale while a batch was completing its purchases`);
+        // The pack was archived after the purchases were read: the batch is undone and run again,
+        // and finds the pack not on sale.
+        if (!(await writeCompletions(tx, { packId, at: now, completions, lapsed }))) throw new ChangedMeanwhileError(`pack ${packId} left sale while a batch was completing its purchases`);
       }
       return outcomes;
     },
