@@ -1,11 +1,14 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { teamAdmins, type UserRow, users } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
+import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../db.js';
 import { NotFoundError } from '../errors.js';
 
 /** How often a returning user's lastSeenAt is refreshed: a write per request would be wasteful. */
 const LAST_SEEN_RESOLUTION_SECONDS = 300;
+/** The most subjects one lookup reads. */
+const MAX_LOOKUP_BATCH = 100;
 
 /** A user row, inside the caller's transaction (demo data; real users are provisioned on sight). */
 export async function insertUser(tx: Database, row: typeof users.$inferInsert): Promise<void> {
@@ -25,6 +28,24 @@ export async function userExists(tx: Database, userId: string, options: { active
 export const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
 
 export function createUsersRepository(db: Database) {
+  /**
+   * Known users with their team roles, looked up for many requests at once: the subjects asked for
+   * while a lookup runs are read together by the next one (one query for a crowd of callers
+   * rather than one each). Each request's lookup still starts after it arrived, so it sees every
+   * change committed before it.
+   */
+  const lookups = new KeyedBatcher<string, { user: UserRow; roles: { teamId: string; role: TeamRole }[] } | undefined>(async (_key, ids) => {
+    const rows = await db
+      .select({
+        user: users,
+        roles: sql<{ teamId: string; role: TeamRole }[]>`coalesce((select json_agg(json_build_object('teamId', ${teamAdmins.teamId}, 'role', ${teamAdmins.role})) from ${teamAdmins} where ${teamAdmins.userId} = ${users.id}), '[]'::json)`,
+      })
+      .from(users)
+      .where(inArray(users.id, [...new Set(ids)]));
+    const byId = new Map(rows.map((row) => [row.user.id, row]));
+    return ids.map((id) => byId.get(id));
+  }, MAX_LOOKUP_BATCH);
+
   return {
     findById(id: string): Promise<UserRow | undefined> {
       return db.query.users.findFirst({ where: eq(users.id, id) });
@@ -44,8 +65,9 @@ export function createUsersRepository(db: Database) {
 
     /**
      * Just-in-time provisioning: the user row of a verified subject, created on first sight, and
-     * its team roles. One query for a known user (its row with its roles); the insert and the
-     * lastSeenAt refresh are conditional writes, safe when two first requests of one subject race.
+     * its team roles. For a known user, a share of one query (its row with its roles, read with
+     * those of the other callers arriving meanwhile); the insert and the lastSeenAt refresh are
+     * conditional writes, safe when two first requests of one subject race.
      */
     async provision(id: string, displayName: string): Promise<{ user: UserRow; teamRoles: Map<string, TeamRole> }> {
       // Identity never rests on a round trip: a row read back must carry exactly the subject asked for.
@@ -53,13 +75,7 @@ export function createUsersRepository(db: Database) {
         if (row.id !== id) throw new Error('the database returned another user id than the subject asked for; refusing the identity');
         return row;
       };
-      const [existing] = await db
-        .select({
-          user: users,
-          roles: sql<{ teamId: string; role: TeamRole }[]>`coalesce((select json_agg(json_build_object('teamId', ${teamAdmins.teamId}, 'role', ${teamAdmins.role})) from ${teamAdmins} where ${teamAdmins.userId} = ${users.id}), '[]'::json)`,
-        })
-        .from(users)
-        .where(eq(users.id, id));
+      const existing = await lookups.submit('users', id);
       if (existing) {
         const teamRoles = new Map(existing.roles.map((entry) => [entry.teamId, entry.role]));
         const ageSeconds = (Date.now() - existing.user.lastSeenAt.getTime()) / 1000;
