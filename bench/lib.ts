@@ -88,6 +88,11 @@ export async function benchDatabase(kind: DatabaseKind, serverUrl = 'postgres://
     env,
     open: () => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET }), silent),
     cleanup: async () => {
+      // BENCH_KEEP_DATABASE=1 leaves it for inspection (EXPLAIN, the invariant checker ...).
+      if (process.env.BENCH_KEEP_DATABASE) {
+        console.error(`kept the database ${name}`);
+        return;
+      }
       const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
       await client.query(`drop database if exists "${name}" with (force)`);

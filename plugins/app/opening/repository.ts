@@ -128,7 +128,8 @@ export async function lockSharedRows(tx: Database, rows: { collectibleIds: strin
 /**
  * Every write of one or more opens of a pack in one statement: copies out of the pool, serial
  * states and moves, collectibles' minted counts, the owners' scores, the stored results, the
- * pulls, and the owned packs marked opened.
+ * pulls, and the owned packs marked opened. Rows are found by key from arrays (whose length the
+ * planner knows), so each is an index lookup however large the tables have grown.
  */
 export async function writeOpens(tx: Database, write: OpenWrites): Promise<void> {
   const takes = write.takes.map((take) => ({ collectible_id: take.collectibleId, n: take.count }));
@@ -157,7 +158,8 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
         where s.pack_id = ${write.packId} and s.collectible_id = t.collectible_id returning 1),
       minted as (update collectibles c set minted = c.minted + t.n from takes t where c.id = t.collectible_id returning 1),
       forgotten as (
-        delete from serial_moves m using jsonb_to_recordset(${json(removed)}) as r(collectible_id text, place integer)
+        delete from serial_moves m
+        using unnest(${sql.param(removed.map((move) => move.collectible_id))}::text[], ${sql.param(removed.map((move) => move.place))}::integer[]) as r(collectible_id, place)
         where m.pack_id = ${write.packId} and m.collectible_id = r.collectible_id and m.place = r.place returning 1),
       moved as (
         insert into serial_moves (pack_id, collectible_id, place, serial_number)
@@ -166,7 +168,8 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
         on conflict (pack_id, collectible_id, place) do update set serial_number = excluded.serial_number returning 1),
       scored as (
         update users u set score = least(u.score::bigint + s.points, 2147483647)::integer
-        from jsonb_to_recordset(${json(scores)}) as s(user_id text, points integer) where u.id = s.user_id returning 1),
+        from unnest(${sql.param(scores.map((score) => score.user_id))}::text[], ${sql.param(scores.map((score) => score.points))}::integer[]) as s(user_id, points)
+        where u.id = s.user_id returning 1),
       stored as (
         insert into pack_opens (user_pack_id, user_id, pack_id, result, created_at)
         select o.user_pack_id, o.user_id, ${write.packId}, o.result, ${write.openedAt}
@@ -177,8 +180,7 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
         from jsonb_to_recordset(${json(pulled)}) as p(id text, user_id text, user_pack_id text, collectible_id text, draw_index integer, serial_number integer)
         returning 1),
       owned as (
-        update user_packs set opened_at = ${write.openedAt}
-        where id in (select o.user_pack_id from jsonb_to_recordset(${json(stored)}) as o(user_pack_id text)) returning 1)
+        update user_packs set opened_at = ${write.openedAt} where id = any(${sql.param(stored.map((open) => open.user_pack_id))}::text[]) returning 1)
       select (select count(*) from pool)::int as pool, (select count(*) from states)::int as states,
              (select count(*) from pulled)::int as pulls, (select count(*) from owned)::int as owned`),
   );
