@@ -7,7 +7,7 @@ import type { FastifyValidationResult } from 'fastify/types/schema.js';
 import accessPlugin from './plugins/app/access.js';
 import dbPlugin, { openDatabase } from './plugins/app/db.js';
 import { findInputProblem } from './plugins/app/input-guard.js';
-import { RequestLogController } from './plugins/app/request-log.js';
+import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
 import sessionsPlugin from './plugins/app/sessions/index.js';
@@ -173,6 +173,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     frameworkErrors,
     forceCloseConnections: 'idle',
     logController: new RequestLogController(),
+    childLoggerFactory: lazyRequestLogger,
     // Fastify's own 503 while closing has its own body; ours (below) uses the error envelope.
     return503OnClosing: false,
     schemaController: {

@@ -4,21 +4,13 @@ import helmet, { type HelmetOptions } from 'helmet';
 
 /**
  * Security headers (helmet) on every response. The API serves JSON only, so the default policy
- * is strict; Swagger UI's pages (route config `docsPage`) bring their own content-security
- * policy instead (see swagger-ui.ts).
+ * is strict; Swagger UI's pages drop it for their own content-security policy (swagger-ui.ts).
  *
  * With a static configuration helmet's headers are the same for every request, so they are
  * computed once here and added with `reply.headers`. @fastify/helmet builds a new helmet
  * middleware (re-parsing the policy) for every request, which cost 30% of the public catalog's
  * throughput (docs/benchmarks.md).
  */
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Swagger UI pages: every security header but the API's content-security policy. */
-    docsPage?: boolean;
-  }
-}
 
 /** The headers helmet sets for `options`, captured from one run of its middleware. */
 export function securityHeaders(options: HelmetOptions): Record<string, string> {
@@ -49,9 +41,8 @@ export default fp(
       http: securityHeaders({ ...base, contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }),
       https: securityHeaders(base),
     };
-    const docsHeaders = securityHeaders({ ...base, contentSecurityPolicy: false });
     fastify.addHook('onRequest', (request, reply, done) => {
-      reply.headers(request.routeOptions.config.docsPage ? docsHeaders : request.protocol === 'https' ? apiHeaders.https : apiHeaders.http);
+      reply.headers(request.protocol === 'https' ? apiHeaders.https : apiHeaders.http);
       done();
     });
   },

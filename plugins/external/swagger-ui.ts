@@ -21,12 +21,20 @@ function upgradeOverHttps(request: FastifyRequest, reply: FastifyReply, payload:
   done(null, payload);
 }
 
+/** The pages keep every security header but the API's content-security policy, which would break them. */
+function withoutApiPolicy(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
+  reply.removeHeader('content-security-policy');
+  done();
+}
+
 export default fp(
   async (fastify) => {
     if (!fastify.config.docsEnabled) return;
     await fastify.register(async (docs) => {
       docs.addHook('onRoute', (route) => {
-        route.config = { ...route.config, docsPage: true, auth: 'public' };
+        route.config = { ...route.config, auth: 'public' };
+        // Route-level: after the API's security headers (a global hook), before Swagger UI's own policy.
+        route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), withoutApiPolicy];
         // Route-level: runs after Swagger UI's own hook has set the policy.
         route.onSend = [...(route.onSend ? [route.onSend].flat() : []), upgradeOverHttps];
       });

@@ -4,6 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import type { App } from '../../../app.js';
+import { describeWindow } from '../../../plugins/external/rate-limit.js';
 import { bearer, buildTestApp, tokenFor } from '../../support/app.js';
 
 /**
@@ -79,6 +80,29 @@ t.test('per user: each valid token has its own budget from the same IP', async (
   // A third user from the same address is unaffected, and so is the address's own bucket.
   t.equal((await getUser(app, bearer(tokenFor('carol')))).statusCode, 200, 'carol has her own budget');
   t.equal((await app.inject({ method: 'GET', url: '/docs/json' })).statusCode, 200, 'the IP bucket is untouched');
+});
+
+t.test('catalog reads are counted in the same bucket as every other request of their caller', async (t) => {
+  // Anonymous catalog reads are counted by a synchronous check of their own (the plugin's hook
+  // costs a cached read a fifth of its time), in the plugin's store: one budget per caller.
+  const app = await buildTestApp(t, LIMITED);
+  const catalog = (headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: '/api/packs', headers });
+  const first = await catalog();
+  t.equal(first.statusCode, 200);
+  t.same([first.headers['x-ratelimit-limit'], first.headers['x-ratelimit-remaining']], ['3', '2']);
+  t.ok(Number(first.headers['x-ratelimit-reset']) >= 59, 'reset: the rest of the window, in seconds');
+  const docs = await app.inject({ method: 'GET', url: '/docs/json' });
+  t.equal(docs.headers['x-ratelimit-remaining'], '1', 'a route the plugin counts takes from the same bucket');
+  t.equal((await app.inject({ method: 'GET', url: '/api/products' })).headers['x-ratelimit-remaining'], '0', 'another catalog route too');
+  const limited = await catalog({ 'x-request-id': 'catalog-1' });
+  expectLimited(t, limited);
+  t.equal((limited.json() as ErrorBody).error.requestId, 'catalog-1');
+  expectLimited(t, await app.inject({ method: 'GET', url: '/docs/json' }));
+
+  // With a token the caller is the user, counted by the plugin: a fresh budget, and forgeries stay in the IP's.
+  const alice = await catalog(bearer(tokenFor('alice')));
+  t.same([alice.statusCode, alice.headers['x-ratelimit-remaining']], [200, '2']);
+  expectLimited(t, await catalog(bearer(forgedToken())));
 });
 
 t.test('forged tokens count against the IP bucket (on a public rate-limited route)', async (t) => {
@@ -271,4 +295,12 @@ t.test('Redis unreachable: rate-limited requests are not held up by the store', 
   // Unknown routes (limited through app.rateLimit()) are not held up either.
   const missing = await Promise.race([app.inject({ method: 'GET', url: '/api/nope' }), sleep(10_000, undefined, { ref: false }).then(() => undefined)]);
   t.equal(missing?.statusCode, 404, 'a 404, not held up');
+});
+
+t.test('the window is told as a person says it', async (t) => {
+  t.equal(describeWindow(60_000), '1 minute');
+  t.equal(describeWindow(120_000), '2 minutes');
+  t.equal(describeWindow(3_600_000), '1 hour');
+  t.equal(describeWindow(90_000), '90 seconds');
+  t.equal(describeWindow(1500), '1500 ms');
 });
