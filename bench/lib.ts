@@ -226,9 +226,21 @@ function parseWrkDuration(value: string): number {
   return Number(match[1]) * factor;
 }
 
-async function loadWithWrk(url: string, options: { connections: number; durationSeconds: number }): Promise<LoadResult> {
+/**
+ * Pins a process (every thread of it) to one CPU: with the load generator on the other, each
+ * server measured gets a core to itself, instead of sharing one with wrk whenever the scheduler
+ * puts them together (seen here: the same build read 0.68 and 1.02 of bare Fastify in runs minutes
+ * apart, each run steady within itself).
+ */
+export function pinToCpu(pid: number, cpu: number): void {
+  const result = spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)]);
+  if (result.status !== 0) throw new Error(`taskset could not pin ${pid} to CPU ${cpu}: ${result.stderr}`);
+}
+
+async function loadWithWrk(url: string, options: { connections: number; durationSeconds: number; cpu?: number }): Promise<LoadResult> {
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', ['-t1', `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', url]);
+    const wrk = ['wrk', '-t1', `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', url];
+    const child = options.cpu === undefined ? spawn(wrk[0] as string, wrk.slice(1)) : spawn('taskset', ['-c', String(options.cpu), ...wrk]);
     let text = '';
     child.stdout.on('data', (chunk) => {
       text += chunk;
@@ -250,7 +262,7 @@ async function loadWithWrk(url: string, options: { connections: number; duration
 
 export async function load(
   url: string,
-  options: { connections: number; durationSeconds: number; tool?: LoadTool },
+  options: { connections: number; durationSeconds: number; tool?: LoadTool; /** wrk only: the CPU it runs on. */ cpu?: number },
 ): Promise<LoadResult> {
   if ((options.tool ?? 'autocannon') === 'wrk') return loadWithWrk(url, options);
   const result = await autocannon({

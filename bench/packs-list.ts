@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
-import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, processCpuMicros, recordResponse, startReferenceServer, startServer } from './lib.js';
+import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, pinToCpu, processCpuMicros, recordResponse, startReferenceServer, startServer } from './lib.js';
 import { REFERENCE_KINDS, type ReferenceKind } from './reference-kinds.js';
 import { seedCatalog } from './seed.js';
 
@@ -10,9 +10,10 @@ import { seedCatalog } from './seed.js';
  * the identical response (status, headers, body), each in a process of its own:
  *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--profile DIR]
  *     [--tool wrk|autocannon] [--references fastify,fastify-rate-limit]
- * `--references` adds servers replaying the same response from a bare Fastify app, with and
- * without @fastify/rate-limit (bench/reference-server.ts): what the framework and the limiter
- * cost on their own.
+ * `--references` (default `fastify`) adds servers replaying the same response from a bare Fastify
+ * app, with and without @fastify/rate-limit (bench/reference-server.ts): what the framework and
+ * the limiter cost on their own; with `fastify`, the service's throughput is also given as a
+ * share of the bare Fastify app's (the framework's cost set aside).
  * wrk (`apt-get install wrk`) is the default when installed: autocannon, on the same two cores,
  * saturates before a bare node:http server does, which flatters every ratio.
  * Each server's CPU time per request is reported beside its throughput, read from /proc.
@@ -28,8 +29,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'log-level': { type: 'string', default: 'info' },
     tool: { type: 'string' },
-    references: { type: 'string', default: 'node' },
+    references: { type: 'string', default: 'fastify' },
     profile: { type: 'string' },
+    pin: { type: 'boolean', default: true },
   },
 });
 const tool: LoadTool = values.tool === 'autocannon' || values.tool === 'wrk' ? values.tool : defaultLoadTool();
@@ -70,12 +72,15 @@ try {
         process: (references[index] as { child: ChildProcess }).child,
       })),
     ];
-    for (const target of targets) await load(target.url, { connections, durationSeconds: 2, tool });
+    // Every server on CPU 1, wrk on CPU 0 (--no-pin: wherever the scheduler puts them).
+    const loadCpu = values.pin && tool === 'wrk' ? 0 : undefined;
+    if (loadCpu !== undefined) for (const target of targets) pinToCpu(target.process.pid as number, 1);
+    for (const target of targets) await load(target.url, { connections, durationSeconds: 2, tool, cpu: loadCpu });
 
     type Round = LoadResult & { cpuMicrosPerRequest: number };
     const measure = async (target: (typeof targets)[number]): Promise<Round> => {
       const cpuBefore = processCpuMicros(target.process.pid as number);
-      const result = await load(target.url, { connections, durationSeconds, tool });
+      const result = await load(target.url, { connections, durationSeconds, tool, cpu: loadCpu });
       return { ...result, cpuMicrosPerRequest: (processCpuMicros(target.process.pid as number) - cpuBefore) / result.requests };
     };
     // Rounds alternate between the servers, each round starting with the next one, so that the
@@ -97,7 +102,7 @@ try {
       return `${throughput.toFixed(2)} (${perRound}) | ${cpu.toFixed(2)}`;
     };
     console.log(`GET /api/packs on ${kind}: ${values.active} active + ${values.archived} archived packs, body ${recording.body.length} bytes,`);
-    console.log(`${tool}, ${connections} connections, ${rounds} x ${durationSeconds} s per server, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
+    console.log(`${tool}${loadCpu === undefined ? '' : ' on CPU 0, each server pinned to CPU 1'}, ${connections} connections, ${rounds} x ${durationSeconds} s per server, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
     console.log('| server | req/s (mean) | CPU µs per request | ratio to bare node:http (rounds) | CPU ratio | p50 ms | p99 ms (worst round) | non-2xx | errors |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const [index, target] of targets.entries()) {
@@ -107,6 +112,17 @@ try {
       );
     }
     console.log('\nCPU ratio: CPU time per request of the bare node:http replay / of the server, from /proc.');
+    const fastifyIndex = targets.findIndex((target) => target.name === REFERENCE_NAMES.fastify);
+    if (fastifyIndex > 0) {
+      // The framework's own cost set aside: what the service's hooks and protections cost on top of it.
+      const service = results[0] as Round[];
+      const framework = results[fastifyIndex] as Round[];
+      const perRound = service.map((r, i) => r.requestsPerSecond / (framework[i] as Round).requestsPerSecond);
+      const cpu = mean(framework, 'cpuMicrosPerRequest') / mean(service, 'cpuMicrosPerRequest');
+      console.log(
+        `\nservice ÷ bare Fastify: **${(mean(service, 'requestsPerSecond') / mean(framework, 'requestsPerSecond')).toFixed(2)}** of its throughput (rounds ${perRound.map((ratio) => ratio.toFixed(2)).join(', ')}), CPU ratio ${cpu.toFixed(2)}`,
+      );
+    }
   } finally {
     await Promise.all(references.map((reference) => reference.stop()));
     await server.stop();
