@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import { BENCH_SERVER_ENV, benchDatabase, databaseKind, median, type RunningServer, startServer } from './lib.js';
-import { checkAcknowledged, checkUrl, emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad } from './mixed-load.js';
+import { checkAcknowledged, checkUrl, emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, servedInBatches } from './mixed-load.js';
 
 /**
  * SIGKILL under mixed write load, then restart and check, `--kills` times, on one database:
- *   npm run bench:kill -- --db embedded|external [--kills 20] [--writers 8] [--fans 4] [--buyers 2]
- * Admin writers create collectibles and packs and add collectibles to pools; fans buy packs
- * (start, complete) and open them; buyers pay for coins through Stripe Checkout (a local stand-in)
+ *   npm run bench:kill -- --db embedded|external [--kills 20] [--writers 8] [--fans 12] [--buyers 2]
+ * Admin writers create collectibles and packs and add collectibles to pools; fans buy packs of
+ * one hot pack (start, complete: served in batches, half of them with Idempotency-Keys; the run
+ * reports how many shared a batch) and open them; buyers pay for coins through Stripe Checkout (a local stand-in)
  * and deliver the signed webhooks; all as fast as the server answers. The server is killed with
  * SIGKILL at a random moment, restarted on the same data, and checked: every write the clients
  * saw acknowledged is there (with its audit row, its owned pack, its stored open, its one top-up),
@@ -20,7 +21,7 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'embedded' },
     kills: { type: 'string', default: '20' },
     writers: { type: 'string', default: '8' },
-    fans: { type: 'string', default: '4' },
+    fans: { type: 'string', default: '12' },
     buyers: { type: 'string', default: '2' },
   },
 });
@@ -70,6 +71,11 @@ try {
   await server.stop();
 
   console.log(`SIGKILL under mixed write load on ${kind}: ${writers} admin writers, ${fanCount} fans buying and opening, ${buyerCount} buyers paying through Checkout; Node ${process.version}\n`);
+  const starts = servedInBatches(tally.batchTimes.starts);
+  const completes = servedInBatches(tally.batchTimes.completes);
+  console.log(
+    `Served in batches of two or more: ${starts.batched} of ${starts.all} starts and ${completes.batched} of ${completes.all} completes acknowledged (half the fans send Idempotency-Keys).\n`,
+  );
   console.log('| kills | requests answered | acknowledged: admin creations / purchases / opens / payments | lost acknowledged writes | invariant violations | restart to ready (median / max) | SIGTERM under load |');
   console.log('|---|---|---|---|---|---|---|');
   const lost = allProblems.filter((problem) => problem.includes('lost')).length;

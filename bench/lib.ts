@@ -319,11 +319,17 @@ export interface ApiAnswer {
  * default), as the API asks of its clients, unless `retryOverloaded` is false (a load test
  * counting the refusals itself).
  */
-export async function apiCall(url: string, method: string, token: string, body?: unknown, options: { retryOverloaded?: boolean; tries?: number } = {}): Promise<ApiAnswer> {
+export async function apiCall(
+  url: string,
+  method: string,
+  token: string,
+  body?: unknown,
+  options: { retryOverloaded?: boolean; tries?: number; headers?: Record<string, string> } = {},
+): Promise<ApiAnswer> {
   for (let attempt = 1; ; attempt++) {
     const res = await fetch(url, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     });

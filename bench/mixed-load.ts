@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { runningEmbeddedUrl } from '../plugins/app/database/embedded-postgres.js';
@@ -54,9 +55,26 @@ export interface Tally {
   latenciesMs: number[];
   servedByStep: Map<string, number[]>;
   unexpected: Map<string, number>;
+  /**
+   * Purchases started and completed, by the time they carry (`createdAt`, `completedAt`): one
+   * transaction serves a batch of them, so purchases sharing a time were served together.
+   */
+  batchTimes: { starts: Map<string, number>; completes: Map<string, number> };
 }
 
-export const emptyTally = (): Tally => ({ answered: 0, latenciesMs: [], servedByStep: new Map(), unexpected: new Map() });
+export const emptyTally = (): Tally => ({
+  answered: 0,
+  latenciesMs: [],
+  servedByStep: new Map(),
+  unexpected: new Map(),
+  batchTimes: { starts: new Map(), completes: new Map() },
+});
+
+/** How many of the purchases counted in `times` shared their batch with another. */
+export function servedInBatches(times: Map<string, number>): { batched: number; all: number } {
+  const counts = [...times.values()];
+  return { batched: counts.filter((n) => n > 1).reduce((sum, n) => sum + n, 0), all: counts.reduce((sum, n) => sum + n, 0) };
+}
 
 /** What the fans and buyers use: a published hot pack, funded fans, a coin bundle's price. */
 export interface MixedLoadSetup {
@@ -130,12 +148,15 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
     if (answer.status === 503 && answer.retryAfterSeconds) await sleepWhile(answer.retryAfterSeconds * 1000, keepGoing);
     return answer.status === expected;
   };
-  const call = (what: string, expected: number, method: string, path: string, body: unknown, as: string) => {
+  const call = (what: string, expected: number, method: string, path: string, body: unknown, as: string, headers?: Record<string, string>) => {
     let answer: ApiAnswer | undefined;
     return step(what, expected, async () => {
-      answer = await apiCall(`${url}${path}`, method, as, body, { retryOverloaded: false });
+      answer = await apiCall(`${url}${path}`, method, as, body, { retryOverloaded: false, headers });
       return answer;
     }).then((ok) => (ok ? (answer as ApiAnswer).json.data : undefined));
+  };
+  const countTime = (times: Map<string, number>, at: unknown) => {
+    if (typeof at === 'string') times.set(at, (times.get(at) ?? 0) + 1);
   };
   const untilDown = async (client: () => Promise<void>) => {
     try {
@@ -145,14 +166,18 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
     }
   };
 
-  const fan = (sub: string) => {
+  const fan = (sub: string, index: number) => {
     const as = benchToken({ sub });
     const packPath = `/api/packs/${setup.hotPackId}`;
+    // Every other fan sends an Idempotency-Key, as careful apps do: keyed and unkeyed requests share batches.
+    const keyed = () => (index % 2 === 1 ? { 'idempotency-key': randomUUID() } : undefined);
     return untilDown(async () => {
-      const started = await call('purchase', 201, 'POST', `${packPath}/purchase`, undefined, as);
+      const started = await call('purchase', 201, 'POST', `${packPath}/purchase`, undefined, as, keyed());
       if (!started || !keepGoing()) return;
-      const completed = await call('complete', 200, 'PUT', `${packPath}/purchase`, { purchaseId: started.id }, as);
+      countTime(tally.batchTimes.starts, started.createdAt);
+      const completed = await call('complete', 200, 'PUT', `${packPath}/purchase`, { purchaseId: started.id }, as, keyed());
       if (!completed || !keepGoing()) return;
+      countTime(tally.batchTimes.completes, (completed as { purchase: { completedAt?: string } }).purchase.completedAt);
       const userPackId = (completed as { userPack: { id: string } }).userPack.id;
       acked.purchases.set(started.id as string, userPackId);
       if (await call('open', 200, 'POST', `${packPath}/open`, { userPackId }, as)) acked.opens.add(userPackId);
@@ -204,7 +229,7 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
 
   await Promise.all([
     ...Array.from({ length: options.writers }, (_, index) => writer(index)),
-    ...setup.fans.map(fan),
+    ...setup.fans.map((sub, index) => fan(sub, index)),
     ...setup.buyers.map(buyer),
   ]);
 }
