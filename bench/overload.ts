@@ -1,8 +1,12 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import type { Database } from '../plugins/app/db.js';
+import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
-import { emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type Tally } from './mixed-load.js';
+import { checkUrl, emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type Tally } from './mixed-load.js';
 
 /**
  * Overload: 400 connections against the built server, on one database:
@@ -19,7 +23,7 @@ import { emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type T
  * were shed (503 `overloaded`; the fans then wait the Retry-After they are given), and the rate
  * and p99 of those served (also by step). Also the load generator's own event-loop delay (p99):
  * the fans run in this process, on the server's cores, and a latency they measure includes it.
- * Prints a markdown table.
+ * Prints a markdown table, then checks every invariant of the economy on the database.
  */
 
 const { values } = parseArgs({
@@ -56,7 +60,8 @@ interface Row {
   p99: number;
   servedPerSecond: number;
   servedP99: number;
-  shed: number;
+  /** How many were shed, by step. */
+  shed: string;
   other: string;
   generatorLagP99: number;
   /** `step: p99` of the served answers, for the fans' runs. */
@@ -98,7 +103,8 @@ try {
         tally,
         keepGoing: () => performance.now() < until,
       }));
-      const shed = [...tally.unexpected].filter(([what]) => what.endsWith(' 503')).reduce((sum, [, n]) => sum + n, 0);
+      const shedSteps = [...tally.unexpected].filter(([what]) => what.endsWith(' 503'));
+      const shed = shedSteps.reduce((sum, [, n]) => sum + n, 0);
       const other = [...tally.unexpected].filter(([what]) => !what.endsWith(' 503')).map(([what, n]) => `${what} x${n}`);
       const served = [...tally.servedByStep.values()].flat();
       return {
@@ -110,7 +116,7 @@ try {
         p99: percentile(tally.latenciesMs, 99),
         servedPerSecond: Math.round(served.length / seconds),
         servedP99: percentile(served, 99),
-        shed,
+        shed: shed === 0 ? '0' : `${shed} (${shedSteps.map(([what, n]) => `${what.replace(/ 503$/, '')} ${n}`).join(', ')})`,
         other: other.join(', ') || 'none',
         generatorLagP99,
         byStep: [...tally.servedByStep].map(([step, list]) => `${step} ${Math.round(percentile(list, 99))} ms`).join(', '),
@@ -126,7 +132,7 @@ try {
       // wrk reports one latency for every answer, 503s included.
       servedPerSecond: Math.round(result.requestsPerSecond * (1 - result.non2xx / Math.max(1, result.requests))),
       servedP99: Number.NaN,
-      shed: result.non2xx,
+      shed: String(result.non2xx),
       other: result.errors ? `${result.errors} socket errors` : 'none',
       generatorLagP99: Number.NaN,
       byStep: 'n/a',
@@ -142,6 +148,9 @@ try {
     }
     if (runs.has('3')) rows.push(await money('3. a money flood', connections));
 
+    // Shed or served, nothing may be left half done: every invariant of the economy, afterwards.
+    const checker = new pg.Pool({ connectionString: await checkUrl(env), max: 1 });
+    const violations = await findEconomyViolations(drizzle({ client: checker }) as unknown as Database).finally(() => checker.end());
     const settings = Object.entries(serverSettings).map(([key, value]) => `${key}=${value}`).join(', ') || 'defaults';
     console.log(`Overload on ${kind}: ${connections} connections, ${seconds} s per run, load from ${defaultLoadTool()} and fetch on the same 2 cores; server settings: ${settings}; Node ${process.version}\n`);
     console.log('| run | traffic | answered | per second | median | p99 | shed (503) | served per second | p99 of those served | p99 served, by step | other failures | generator lag p99 |');
@@ -152,6 +161,8 @@ try {
         `| ${row.run} | ${row.traffic} | ${row.answered} | ${row.perSecond} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.shed} | ${row.servedPerSecond} | ${ms(row.servedP99)} | ${row.byStep} | ${row.other} | ${ms(row.generatorLagP99)} |`,
       );
     }
+    console.log(`\ninvariant violations afterwards: ${violations.length}${violations.length > 0 ? `\n${violations.join('\n')}` : ''}`);
+    if (violations.length > 0) process.exitCode = 1;
   } finally {
     await server.stop();
   }

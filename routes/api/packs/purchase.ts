@@ -20,7 +20,7 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // A crowd on one pack is served a batch at a time: one transaction, one hold of the pack's row lock.
   const starts = app.batchedChange({ maxBatch: 100, work: app.purchases.startBatch });
   const completes = app.batchedChange({ maxBatch: 100, work: app.purchases.completeBatch });
-  const opens = app.batchedChange({ maxBatch: 32, work: app.opening.openBatch });
+  const opens = app.batchedChange({ maxBatch: 100, work: app.opening.openBatch });
 
   app.post(
     '/:id/purchase',
