@@ -57,7 +57,13 @@ export interface LockedSales {
   remaining: number;
 }
 
-/** Takes the pack's row lock for the rest of the transaction and reads its sales, in one statement; undefined for an unknown pack. */
+/**
+ * Takes the pack's row lock for the rest of the transaction and reads its sales; undefined for an
+ * unknown pack. Two statements: the pool is counted after the lock is held, by a statement that
+ * sees what every earlier holder committed. Counted in the locking statement, a start that waited
+ * for an open would see the open's count of packs opened but the pool as it was before the open
+ * took its copies, and sell packs nobody can fill.
+ */
 export async function lockSales(tx: Database, packId: string): Promise<LockedSales | undefined> {
   const [row] = rowsOf<{
     status: PackStatus;
@@ -68,16 +74,17 @@ export async function lockSales(tx: Database, packId: string): Promise<LockedSal
     sold: number;
     opened: number;
     reserved: number;
-    remaining: string;
   }>(
     // `no key update`: a pack's row is referenced by the purchases and owned packs inserted while
     // it is held, whose key share locks must not wait for it (see packs/repository.ts findPack).
     await tx.execute(sql`
-      select status, price, cards_per_pack, supply, max_per_user, sold, opened, reserved,
-             (select coalesce(sum(e.remaining), 0) from pack_pool_entries e where e.pack_id = k.id) as remaining
-      from packs k where k.id = ${packId} for no key update`),
+      select status, price, cards_per_pack, supply, max_per_user, sold, opened, reserved
+      from packs where id = ${packId} for no key update`),
   );
   if (!row) return undefined;
+  const [pool] = rowsOf<{ remaining: string }>(
+    await tx.execute(sql`select coalesce(sum(remaining), 0) as remaining from pack_pool_entries where pack_id = ${packId}`),
+  );
   return {
     status: row.status,
     price: row.price,
@@ -87,7 +94,7 @@ export async function lockSales(tx: Database, packId: string): Promise<LockedSal
     sold: row.sold,
     opened: row.opened,
     reserved: row.reserved,
-    remaining: Number(row.remaining),
+    remaining: Number(pool?.remaining ?? 0),
   };
 }
 
@@ -241,6 +248,18 @@ export async function lockPurchases(tx: Database, ids: readonly string[]): Promi
       },
     ]),
   );
+}
+
+/**
+ * The owned packs of completed purchases, by purchase, read afresh: a purchase locked after
+ * waiting for another transaction's complete shows that complete's status, but not its owned pack
+ * (the lock's statement reads other tables as they were when it began).
+ */
+export async function ownedPacksOf(tx: Database, purchaseIds: readonly string[]): Promise<Map<string, NonNullable<LockedPurchase['userPack']>>> {
+  const rows = rowsOf<{ purchase_id: string; id: string; created_at: string; opened_at: string | null }>(
+    await tx.execute(sql`select purchase_id, id, created_at, opened_at from user_packs where purchase_id = any(${textArray(purchaseIds)})`),
+  );
+  return new Map(rows.map((row) => [row.purchase_id, { id: row.id, createdAt: new Date(row.created_at), openedAt: row.opened_at === null ? null : new Date(row.opened_at) }]));
 }
 
 export interface Completion {

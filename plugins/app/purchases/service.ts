@@ -11,6 +11,7 @@ import {
   type LockedPurchase,
   lockPurchases,
   lockSales,
+  ownedPacksOf,
   reclaimExpired,
   writeCancellation,
   writeCompletions,
@@ -71,9 +72,9 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
   return {
     /**
      * Reserves one pack per request for the TTL, in arrival order, and commits each to a secret
-     * server seed by its hash. Under the pack's row lock, in three statements whatever the number
-     * of requests: the lock with the sales, the fans' holdings (when the pack has maxPerUser), the
-     * reservations written with the count.
+     * server seed by its hash. Under the pack's row lock, in four statements whatever the number
+     * of requests: the lock, the pool's copies, the fans' holdings (when the pack has maxPerUser),
+     * the reservations written with the count.
      */
     async startBatch(tx: Database, packId: string, requests: readonly StartRequest[]): Promise<(Purchase | AppError)[]> {
       const sales = await lockSales(tx, packId);
@@ -111,7 +112,8 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
      * transaction for the batch; one fan's insufficient_funds leaves the purchase pending and the
      * others be. Completing a completed purchase answers the same again. Four statements whatever
      * the number of requests: the purchases locked, the wallets locked and written (the wallets'
-     * service), the completions written with the pack's counts, its row lock taken last.
+     * service), the completions written with the pack's counts, its row lock taken last (and a
+     * fifth to read the owned packs of purchases another transaction completed meanwhile).
      */
     async completeBatch(tx: Database, packId: string, requests: readonly CompleteRequest[]): Promise<(CompletedPurchase | AppError)[]> {
       const stored = await lockPurchases(tx, [...new Set(requests.map((request) => request.body.purchaseId))]);
@@ -129,6 +131,12 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
         now,
       );
       const refusedByWallet = new Map(paid.flatMap((index, i) => (debits[i] instanceof Error ? [[index, debits[i] as AppError] as const] : [])));
+
+      // Completed meanwhile by a transaction this one waited for: its owned pack is read anew.
+      const completedMeanwhile = steps.flatMap((step, index) => (step.kind === 'again' && !purchaseOf(index).userPack ? [purchaseOf(index).id] : []));
+      if (completedMeanwhile.length > 0) {
+        for (const [purchaseId, owned] of await ownedPacksOf(tx, completedMeanwhile)) (stored.get(purchaseId) as LockedPurchase).userPack = owned;
+      }
 
       const outcomes: (CompletedPurchase | AppError)[] = new Array(requests.length);
       const completions = [];

@@ -20,7 +20,7 @@ import {
   signIn,
   startPurchase,
 } from '../../../support/economy.js';
-import { holdLock } from '../../../support/locks.js';
+import { holdLock, someoneWaitsForALock } from '../../../support/locks.js';
 
 /**
  * The economy under concurrent requests (both databases): racing buyers never oversell a pack,
@@ -431,6 +431,38 @@ t.test('maxPerUser holds under 10 concurrent starts by one fan', async (t) => {
   await assertNoViolations(t, app);
 });
 
+t.test('a start that waited for an open counts the copies that open took', async (t) => {
+  // A start locks the pack's row, then counts the pool's copies. An open holding that lock takes
+  // copies out of the pool and counts the pack opened; a start that waited for it must see both,
+  // or it counts the pack opened with the copies still there, and sells a pack nobody can fill.
+  const app = await buildTestApp(t, { PURCHASE_RATE_LIMIT: '100' });
+  const { pack } = await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 5 }, pool: [{ quantity: 10 }] });
+  const [owner, late] = (await fans(app, 'open-then-start', 2)) as [Fan, Fan];
+  const bought = [await buyPack(app, owner, pack.id), await buyPack(app, owner, pack.id)];
+  t.equal((await salesOf(app, pack.id)).available, 0, 'two packs of 5 sold from 10 copies: none left');
+
+  // The open takes the pack's lock, then waits for its owner's row, which this test holds.
+  const ownerRow = await holdLock(app, sql`select 1 from users where id = ${owner.id} for update`);
+  let opened: Promise<LightMyRequestResponse> | undefined;
+  let start: Promise<LightMyRequestResponse> | undefined;
+  try {
+    opened = Promise.resolve(openPack(app, owner, pack.id, { userPackId: bought[0]?.userPackId }));
+    await someoneWaitsForALock(app);
+    start = Promise.resolve(startPurchase(app, late, pack.id));
+    for (const deadline = Date.now() + 10_000; ; await sleep(10)) {
+      const [waiting] = await rows<{ n: number }>(app, sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      if ((waiting?.n ?? 0) >= 2) break;
+      if (Date.now() > deadline) throw new Error('the start never waited for the pack');
+    }
+  } finally {
+    await ownerRow.release();
+  }
+  t.equal((await opened)?.statusCode, 200, 'the open is drawn');
+  const answer = (await start) as LightMyRequestResponse;
+  t.same([answer.statusCode, errorCode(answer)], [409, 'sold_out'], 'the start finds nothing to sell: 5 copies left fill the one unopened pack');
+  await assertNoViolations(t, app);
+});
+
 t.test('a purchase start does not wait for a transaction that only references the pack', async (t) => {
   // A complete inserts the owned pack, which takes a key share lock on the pack's row (its foreign
   // key), before it counts the sale. Starts that waited for that lock deadlocked with completes
@@ -513,6 +545,40 @@ t.test('one Idempotency-Key sent 20 times at once makes one change', async (t) =
   });
 });
 
+/**
+ * Case 6: one purchase completed through two instances at once. The second instance's batch waits
+ * for the purchase's row, which the first holds while it waits for the fan's wallet; once the
+ * first commits, the second finds the purchase completed and must answer the same owned pack
+ * (read anew: its waiting statement saw the purchase's new status, not the owned pack beside it).
+ */
+async function completeRaceAcrossInstances(t: Test, apps: App[], prefix: string): Promise<void> {
+  const [first, second] = apps as [App, App];
+  const { pack } = await packInStatus(first, 'active', { pack: { name: `${prefix} pack`, price: 10, cardsPerPack: 1 }, pool: [{ quantity: 5 }] });
+  const [fan] = (await fans(first, prefix, 1, 10)) as [Fan];
+  const started = await startPurchase(first, fan, pack.id);
+  t.equal(started.statusCode, 201);
+  const purchaseId = started.json().data.id as string;
+  const lockWaiters = async () =>
+    (await rows<{ n: number }>(first, sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]?.n ?? 0;
+
+  const wallet = await holdLock(first, sql`select 1 from wallets where user_id = ${fan.id} for update`);
+  let answers: LightMyRequestResponse[] = [];
+  try {
+    const viaFirst = Promise.resolve(completePurchase(first, fan, pack.id, { purchaseId }));
+    for (const deadline = Date.now() + 10_000; (await lockWaiters()) < 1; await sleep(10)) if (Date.now() > deadline) throw new Error('the first complete never waited');
+    const viaSecond = Promise.resolve(completePurchase(second, fan, pack.id, { purchaseId }));
+    for (const deadline = Date.now() + 10_000; (await lockWaiters()) < 2; await sleep(10)) if (Date.now() > deadline) throw new Error('the second complete never waited');
+    await wallet.release();
+    answers = await Promise.all([viaFirst, viaSecond]);
+  } finally {
+    await wallet.release();
+  }
+  t.same(tally(answers), { 200: 2 }, 'both answer 200');
+  t.equal(new Set(answers.map((res) => res.json().data.userPack.id)).size, 1, 'the same owned pack');
+  t.equal(await balance(first, fan), 0, 'paid once');
+  await assertNoViolations(t, first);
+}
+
 t.test(
   'two instances sharing one database',
   { skip: process.env.TEST_DATABASE_URL ? false : 'two instances on one database run with TEST_DATABASE_URL (npm run test:pg)' },
@@ -526,5 +592,6 @@ t.test(
     t.test('200 buyers alternating between instances: exactly 50 sold', (t) => soldOutRace(t, apps, 'shared-buyer'));
     t.test('50 completes split across instances: exactly 10 paid', (t) => balanceRace(t, apps, 'shared-spender'));
     t.test('20 opens split across instances: opened once', (t) => openRace(t, apps, 'shared-opener'));
+    t.test('one purchase completed through both instances at once: the same answer, paid once', (t) => completeRaceAcrossInstances(t, apps, 'shared-completer'));
   },
 );
