@@ -1,9 +1,21 @@
-import { toErrorResponse } from '../errors.js';
+import { overloadedError, toErrorResponse } from '../errors.js';
 
 interface Waiting<In, Out> {
   item: In;
   resolve: (value: Out) => void;
   reject: (error: unknown) => void;
+  /** When it joined the queue (performance.now()). */
+  queuedAt: number;
+}
+
+export interface BatcherOptions {
+  /**
+   * A request still queued this long when its turn comes is refused with 503 `overloaded`
+   * instead of being served late (nothing has been done for it yet); 0: no limit.
+   */
+  maxWaitMs?: number;
+  /** Told of a batch that failed as a whole, before its requests are run again alone (or rejected). */
+  onFault?: (fault: { key: string; size: number; error: unknown; rerunAlone: boolean }) => void;
 }
 
 /**
@@ -14,6 +26,8 @@ interface Waiting<In, Out> {
 export class KeyedBatcher<In, Out> {
   readonly #queues = new Map<string, Waiting<In, Out>[]>();
   readonly #running = new Set<string>();
+  /** When each running key's batch started. */
+  readonly #batchStarted = new Map<string, number>();
   /** How long a batch takes, on average (weighted towards the latest). */
   #averageBatchMs = 0;
 
@@ -26,25 +40,44 @@ export class KeyedBatcher<In, Out> {
   constructor(
     private readonly run: (key: string, items: In[]) => Promise<(Out | Error)[]>,
     readonly maxBatch: number,
+    private readonly options: BatcherOptions = {},
   ) {}
 
   submit(key: string, item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
+      const waiting = { item, resolve, reject, queuedAt: performance.now() };
       const queue = this.#queues.get(key);
-      if (queue) queue.push({ item, resolve, reject });
-      else this.#queues.set(key, [{ item, resolve, reject }]);
+      if (queue) queue.push(waiting);
+      else this.#queues.set(key, [waiting]);
       if (!this.#running.has(key)) void this.#drain(key);
     });
   }
 
   /**
    * How long an item submitted now for `key` can expect to wait before its batch starts: the batch
-   * running, and the full batches queued ahead of it. Nothing at an idle key.
+   * running (the average batch, or how long it has run if longer), and the full batches queued
+   * ahead of it at the average. Nothing at an idle key. The average is over every key of this
+   * batcher: one pack's large batches make a quiet pack's estimate longer, not shorter.
    */
   expectedWaitMs(key: string): number {
-    if (!this.#running.has(key)) return 0;
+    const started = this.#batchStarted.get(key);
+    if (started === undefined) return 0;
     const queued = this.#queues.get(key)?.length ?? 0;
-    return (1 + Math.floor(queued / this.maxBatch)) * this.#averageBatchMs;
+    // The batch running has taken at least as long as it has run so far.
+    const running = Math.max(this.#averageBatchMs, performance.now() - started);
+    return running + Math.floor(queued / this.maxBatch) * this.#averageBatchMs;
+  }
+
+  /** Takes the next batch of `key`'s queue, refusing first the requests that waited too long. */
+  #nextBatch(queue: Waiting<In, Out>[]): Waiting<In, Out>[] {
+    const maxWaitMs = this.options.maxWaitMs ?? 0;
+    if (maxWaitMs > 0) {
+      const tooOld = performance.now() - maxWaitMs;
+      let late = 0;
+      while (late < queue.length && (queue[late] as Waiting<In, Out>).queuedAt < tooOld) late++;
+      for (const entry of queue.splice(0, late)) entry.reject(overloadedError(1));
+    }
+    return queue.splice(0, this.maxBatch);
   }
 
   #settle(batch: Waiting<In, Out>[], results: (Out | Error)[]): void {
@@ -71,8 +104,10 @@ export class KeyedBatcher<In, Out> {
       for (;;) {
         const queue = this.#queues.get(key);
         if (!queue || queue.length === 0) break;
-        const batch = queue.splice(0, this.maxBatch);
+        const batch = this.#nextBatch(queue);
+        if (batch.length === 0) continue;
         const started = performance.now();
+        this.#batchStarted.set(key, started);
         try {
           this.#settle(
             batch,
@@ -82,8 +117,10 @@ export class KeyedBatcher<In, Out> {
             ),
           );
         } catch (error) {
-          if (batch.length === 1 || toErrorResponse(error).statusCode === 503) for (const entry of batch) entry.reject(error);
-          else await this.#runAlone(key, batch);
+          const rerunAlone = batch.length > 1 && toErrorResponse(error).statusCode !== 503;
+          this.options.onFault?.({ key, size: batch.length, error, rerunAlone });
+          if (rerunAlone) await this.#runAlone(key, batch);
+          else for (const entry of batch) entry.reject(error);
         }
         const ms = performance.now() - started;
         this.#averageBatchMs = this.#averageBatchMs === 0 ? ms : this.#averageBatchMs * 0.8 + ms * 0.2;
@@ -91,6 +128,7 @@ export class KeyedBatcher<In, Out> {
     } finally {
       this.#queues.delete(key);
       this.#running.delete(key);
+      this.#batchStarted.delete(key);
     }
   }
 }

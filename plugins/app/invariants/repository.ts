@@ -122,11 +122,11 @@ export const INVARIANTS: Invariant[] = [
   {
     name: 'the pool can fill the packs sold unopened (and, on sale, reserved)',
     check: violations(
-      sql`select k.id, k.status, k.sold, k.opened, k.cards_per_pack, coalesce(e.remaining, 0)::int as remaining, coalesce(r.reserved, 0)::int as reserved
+      // Against the kept count: a pending reservation holds its copies until it is reclaimed.
+      sql`select k.id, k.status, k.sold, k.opened, k.cards_per_pack, coalesce(e.remaining, 0)::int as remaining, k.reserved
           from packs k
           left join (select pack_id, sum(remaining) as remaining from pack_pool_entries group by 1) e on e.pack_id = k.id
-          left join (select pack_id, count(*) as reserved from purchases where status = 'pending' and expires_at > now() group by 1) r on r.pack_id = k.id
-          where coalesce(e.remaining, 0) < (k.sold - k.opened + case when k.status = 'active' then coalesce(r.reserved, 0) else 0 end) * k.cards_per_pack`,
+          where coalesce(e.remaining, 0) < (k.sold - k.opened + case when k.status = 'active' then k.reserved else 0 end) * k.cards_per_pack`,
     ),
   },
   {
@@ -162,6 +162,25 @@ export const INVARIANTS: Invariant[] = [
             where a.target_id = r.pack_id and a.target_type = 'pack' and a.after ? 'maxPerUser' and a.created_at <= r.created_at
             order by a.created_at desc, a.id desc limit 1) m
           where m.max_per_user is not null and r.nth > m.max_per_user`,
+    ),
+  },
+  {
+    name: 'every completed purchase of a priced pack was paid once, its price, by its buyer; every purchase debit is for one',
+    check: violations(
+      sql`select p.id, p.user_id, p.price, count(l.id)::int as debits, coalesce(sum(l.amount), 0)::int as paid
+          from purchases p left join wallet_ledger l on l.kind = 'purchase' and l.reference = p.id and l.user_id = p.user_id
+          where p.status = 'completed'
+          group by p.id having count(l.id) <> (case when p.price > 0 then 1 else 0 end) or coalesce(sum(l.amount), 0) <> -p.price
+          union all
+          select l.reference, l.user_id, -l.amount, 1, l.amount from wallet_ledger l left join purchases p on p.id = l.reference
+          where l.kind = 'purchase' and (p.id is null or p.status <> 'completed' or p.user_id <> l.user_id)`,
+    ),
+  },
+  {
+    name: "an owned pack is its purchase's buyer's, of its purchase's pack",
+    check: violations(
+      sql`select u.id, u.user_id, u.pack_id, p.user_id as buyer, p.pack_id as bought
+          from user_packs u join purchases p on p.id = u.purchase_id where u.user_id <> p.user_id or u.pack_id <> p.pack_id`,
     ),
   },
   {

@@ -21,7 +21,7 @@ import { decodeCursor } from '../pagination.js';
 import { withCurrentRole } from '../teams/current-role.js';
 import type { CatalogChange, CatalogEvents } from './catalog-cache.js';
 import { allowedFrom, nextStatus } from './lifecycle.js';
-import { reservedByPack, reservedOf, settleReservations } from '../purchases/repository.js';
+import { reclaimAllExpired, reservedByPack, reservedOf, settleReservations } from '../purchases/repository.js';
 import { availableFor, committedCopies } from '../purchases/rules.js';
 import { canFillOnePack, drawOdds, totalRemaining } from './odds.js';
 import { allocateSerials } from './serials-repository.js';
@@ -142,6 +142,9 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
     change: (tx: Database, pack: PackRow, now: Date, pool: PoolRow[], reserved: number) => Promise<PackChange>,
   ): Promise<AdminPack> {
     requireAdminAccess(principal);
+    // Expired reservations are reclaimed in short transactions first, so the change's own
+    // transaction (which holds the pack's lock, stopping its sales) has little left to reclaim.
+    await reclaimAllExpired(db.orm, packId);
     const result = await db.transaction(async (tx) => {
       const pack = await findPack(tx, packId, { lock: true });
       if (!pack) throw packNotFound();

@@ -1,4 +1,5 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
 import { teamAdmins, type UserRow, users } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
 import { KeyedBatcher } from '../database/batcher.js';
@@ -27,7 +28,13 @@ export async function userExists(tx: Database, userId: string, options: { active
 
 export const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
 
-export function createUsersRepository(db: Database) {
+/** Lookups that run at once, each for the subjects of its share (a saturated pool does not chain them). */
+const LOOKUP_LANES = 4;
+
+/** A subject's lane: the same subject always in the same one. */
+const laneOf = (id: string) => `users-${id.charCodeAt(id.length - 1) % LOOKUP_LANES}`;
+
+export function createUsersRepository(db: Database, options: { queueLimitMs?: number; log?: FastifyBaseLogger } = {}) {
   /**
    * Known users with their team roles, looked up for many requests at once: the subjects asked for
    * while a lookup runs are read together by the next one (one query for a crowd of callers
@@ -44,7 +51,10 @@ export function createUsersRepository(db: Database) {
       .where(inArray(users.id, [...new Set(ids)]));
     const byId = new Map(rows.map((row) => [row.user.id, row]));
     return ids.map((id) => byId.get(id));
-  }, MAX_LOOKUP_BATCH);
+  }, MAX_LOOKUP_BATCH, {
+    maxWaitMs: options.queueLimitMs,
+    onFault: ({ error, size }) => options.log?.warn({ err: error, size }, 'a user lookup failed'),
+  });
 
   return {
     findById(id: string): Promise<UserRow | undefined> {
@@ -75,7 +85,7 @@ export function createUsersRepository(db: Database) {
         if (row.id !== id) throw new Error('the database returned another user id than the subject asked for; refusing the identity');
         return row;
       };
-      const existing = await lookups.submit('users', id);
+      const existing = await lookups.submit(laneOf(id), id);
       if (existing) {
         const teamRoles = new Map(existing.roles.map((entry) => [entry.teamId, entry.role]));
         const ageSeconds = (Date.now() - existing.user.lastSeenAt.getTime()) / 1000;

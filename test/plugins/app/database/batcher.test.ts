@@ -222,7 +222,7 @@ t.test('expectedWaitMs: nothing at an idle key; then the running batch and the f
   // than a millisecond, and late by any amount on a loaded machine: bounds below tight, above loose.
   const BATCH_MS = 60;
   const first = batcher.submit('pack', 'a');
-  t.equal(batcher.expectedWaitMs('pack'), 0, 'nothing measured yet: no estimate');
+  t.ok(batcher.expectedWaitMs('pack') < BATCH_MS, 'nothing measured yet: only how long the batch has run so far');
   await sleep(BATCH_MS);
   echo(callAt(calls, 0));
   await first;
@@ -295,4 +295,62 @@ t.test('the batcher forgets a key once its queue drains: a later request starts 
   t.ok(batcher.expectedWaitMs('pack') > 0, 'running again: a request now would wait for it');
   echo(callAt(calls, 2));
   t.equal(await again, 'C');
+});
+
+t.test('a batch running longer than the average counts for how long it has run', async (t) => {
+  const { calls, batcher } = recorder(2);
+  const first = batcher.submit('pack', 'a');
+  echo(callAt(calls, 0));
+  await first;
+  const stuck = batcher.submit('pack', 'b');
+  await sleep(80);
+  const wait = batcher.expectedWaitMs('pack');
+  t.ok(wait >= 75, `a batch stuck for 80 ms: the estimate is at least that (${wait.toFixed(1)} ms), whatever the average`);
+  echo(callAt(calls, 1));
+  await stuck;
+});
+
+t.test('a request still queued past maxWaitMs when its turn comes is refused with 503 overloaded, unrun', async (t) => {
+  const calls: Call[] = [];
+  const batcher = new KeyedBatcher<string, string>((key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })), 10, {
+    maxWaitMs: 50,
+  });
+  const head = batcher.submit('pack', 'head');
+  const old = batcher.submit('pack', 'old').catch((error: unknown) => error);
+  await sleep(70);
+  const fresh = batcher.submit('pack', 'fresh');
+  echo(callAt(calls, 0));
+  t.equal(await head, 'HEAD');
+  const refused = (await old) as { statusCode?: number; code?: string };
+  t.same([refused.statusCode, refused.code], [503, 'overloaded'], 'waited past the limit: refused');
+  await settle();
+  t.same(callAt(calls, 1).items, ['fresh'], 'the next batch holds only the request still in time');
+  echo(callAt(calls, 1));
+  t.equal(await fresh, 'FRESH');
+});
+
+t.test('a batch that fails as a whole is reported before its requests are run again alone, or rejected', async (t) => {
+  const faults: { key: string; size: number; rerunAlone: boolean }[] = [];
+  const calls: Call[] = [];
+  const batcher = new KeyedBatcher<string, string>((key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })), 10, {
+    onFault: ({ key, size, rerunAlone }) => faults.push({ key, size, rerunAlone }),
+  });
+  const head = batcher.submit('pack', 'head');
+  const pair = [batcher.submit('pack', 'x'), batcher.submit('pack', 'y')];
+  echo(callAt(calls, 0));
+  await head;
+  await settle();
+  callAt(calls, 1).fail(new Error('a bug that shows with two items'));
+  await settle();
+  echo(callAt(calls, 2));
+  await settle();
+  echo(callAt(calls, 3));
+  t.same(await Promise.all(pair), ['X', 'Y']);
+  const shed = batcher.submit('other', 'z').catch((error: unknown) => error);
+  callAt(calls, 4).fail(overloadedError(1));
+  await shed;
+  t.same(faults, [
+    { key: 'pack', size: 2, rerunAlone: true },
+    { key: 'other', size: 1, rerunAlone: false },
+  ]);
 });
