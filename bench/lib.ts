@@ -110,11 +110,14 @@ export interface RunningServer {
 /**
  * Starts `node dist/server.js` (run `npm run build` first) and waits for readiness. With
  * `profileDir`, the server writes a V8 CPU profile there when it stops (`--cpu-prof`), for
- * `tsx bench/profile-summary.ts <file>`.
+ * `tsx bench/profile-summary.ts <file>`. With BENCH_PERF_MAP=1 in the environment, the server and
+ * the reference servers write /tmp/perf-<pid>.map (`--perf-basic-prof`), so that `perf record -p
+ * <pid>` names their JavaScript functions (V8's profile attributes time spent in the kernel to the
+ * syscall that was running, and says little of where a loopback write's cost goes).
  */
 export async function startServer(env: Record<string, string>, port: number, options: { profileDir?: string } = {}): Promise<RunningServer> {
   const profiling = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const child = spawn(process.execPath, [...profiling, join(projectRoot, 'dist', 'server.js')], {
+  const child = spawn(process.execPath, [...profiling, ...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--logfile=/dev/null'] : []), join(projectRoot, 'dist', 'server.js')], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH,
@@ -175,7 +178,7 @@ export async function recordResponse(url: string): Promise<Recording> {
  * its own so that its CPU time can be read apart from everything else's.
  */
 export async function startReferenceServer(kind: ReferenceKind, recording: Recording, port: number): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--logfile=/dev/null'] : []), '--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH,

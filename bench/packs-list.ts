@@ -8,7 +8,7 @@ import { seedCatalog } from './seed.js';
  * GET /api/packs under load: the built server with
  * `--active` active and `--archived` archived packs, against a bare node:http server replaying
  * the identical response (status, headers, body), each in a process of its own:
- *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--profile DIR]
+ *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--profile DIR] [--unpinned]
  *     [--tool wrk|autocannon] [--references fastify,fastify-rate-limit]
  * `--references` (default `fastify`) adds servers replaying the same response from a bare Fastify
  * app, with and without @fastify/rate-limit (bench/reference-server.ts): what the framework and
@@ -31,7 +31,7 @@ const { values } = parseArgs({
     tool: { type: 'string' },
     references: { type: 'string', default: 'fastify' },
     profile: { type: 'string' },
-    pin: { type: 'boolean', default: true },
+    unpinned: { type: 'boolean', default: false },
   },
 });
 const tool: LoadTool = values.tool === 'autocannon' || values.tool === 'wrk' ? values.tool : defaultLoadTool();
@@ -72,8 +72,8 @@ try {
         process: (references[index] as { child: ChildProcess }).child,
       })),
     ];
-    // Every server on CPU 1, wrk on CPU 0 (--no-pin: wherever the scheduler puts them).
-    const loadCpu = values.pin && tool === 'wrk' ? 0 : undefined;
+    // Every server on CPU 1, wrk on CPU 0 (--unpinned: wherever the scheduler puts them).
+    const loadCpu = !values.unpinned && tool === 'wrk' ? 0 : undefined;
     if (loadCpu !== undefined) for (const target of targets) pinToCpu(target.process.pid as number, 1);
     for (const target of targets) await load(target.url, { connections, durationSeconds: 2, tool, cpu: loadCpu });
 
