@@ -27,7 +27,8 @@ const brief = (outcome: LedgerRow | AppError) =>
   outcome instanceof AppError ? outcome.code : { userId: outcome.userId, seq: outcome.seq, amount: outcome.amount, balanceAfter: outcome.balanceAfter };
 
 const credit = (userId: string, amount: number, reference?: string): LedgerChange => ({ userId, amount, kind: 'reward', reference });
-const debit = (userId: string, amount: number, reference?: string): LedgerChange => ({ userId, amount: -amount, kind: 'purchase', reference });
+// An adjustment, not a purchase: a purchase debit must belong to a completed purchase, which the invariant checker verifies.
+const debit = (userId: string, amount: number, reference?: string): LedgerChange => ({ userId, amount: -amount, kind: 'adjustment', reference, reason: 'test debit' });
 
 t.test('appendLedgerEntries', async (t) => {
   const app = await buildTestApp(t);
