@@ -10,8 +10,9 @@ interface Waiting<In, Out> {
 
 export interface BatcherOptions {
   /**
-   * A request still queued this long when its turn comes is refused with 503 `overloaded`
-   * instead of being served late (nothing has been done for it yet); 0: no limit.
+   * A request that has waited this long and is left queued behind the batch starting is refused
+   * with 503 `overloaded` (nothing has been done for it yet); the batch starting is served
+   * whatever its wait, so no request waits much past this plus one batch. 0: no limit.
    */
   maxWaitMs?: number;
   /** Told of a batch that failed as a whole, before its requests are run again alone (or rejected). */
@@ -68,8 +69,15 @@ export class KeyedBatcher<In, Out> {
     return running + Math.floor(queued / this.maxBatch) * this.#averageBatchMs;
   }
 
-  /** Takes the next batch of `key`'s queue, refusing first the requests that waited too long. */
+  /**
+   * Takes the next batch of `key`'s queue, then refuses the requests left queued behind it that
+   * have already waited too long. The batch taken is served even if it waited past the limit (a
+   * stall of the batch before it): refusing work whose turn has come saves the database nothing,
+   * as the client's retry costs the same work a second later. What is left behind would wait one
+   * more batch at least: that is the queue a database that cannot keep up builds, and is shed.
+   */
   #nextBatch(queue: Waiting<In, Out>[]): Waiting<In, Out>[] {
+    const batch = queue.splice(0, this.maxBatch);
     const maxWaitMs = this.options.maxWaitMs ?? 0;
     if (maxWaitMs > 0) {
       const tooOld = performance.now() - maxWaitMs;
@@ -77,7 +85,7 @@ export class KeyedBatcher<In, Out> {
       while (late < queue.length && (queue[late] as Waiting<In, Out>).queuedAt < tooOld) late++;
       for (const entry of queue.splice(0, late)) entry.reject(overloadedError(1));
     }
-    return queue.splice(0, this.maxBatch);
+    return batch;
   }
 
   #settle(batch: Waiting<In, Out>[], results: (Out | Error)[]): void {
@@ -105,7 +113,6 @@ export class KeyedBatcher<In, Out> {
         const queue = this.#queues.get(key);
         if (!queue || queue.length === 0) break;
         const batch = this.#nextBatch(queue);
-        if (batch.length === 0) continue;
         const started = performance.now();
         this.#batchStarted.set(key, started);
         try {

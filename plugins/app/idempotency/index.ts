@@ -55,7 +55,8 @@ export interface BatchedChange<In> {
    * stored with the effect, replayed, 422 for another request, 409 while the first one runs (a
    * second request with the key in the same batch included). Refused at once with 503 `overloaded`
    * when the batches queued for `key` and the pool's queue would keep it waiting past
-   * DATABASE_QUEUE_LIMIT, and when its turn comes after waiting that long all the same.
+   * DATABASE_QUEUE_LIMIT, and later if it waited that long all the same and a batch starting
+   * leaves it queued behind.
    */
   send(request: FastifyRequest, reply: FastifyReply, statusCode: number, key: string, input: In): Promise<FastifyReply>;
 }
@@ -262,7 +263,7 @@ export default fp(
 
       const queueLimitMs = fastify.config.databaseQueueLimitMs;
       const batcher = new KeyedBatcher<BatchEntry<In>, Outcome>((key, entries) => fastify.db.transaction((tx) => runBatch(tx, key, entries)), options.maxBatch, {
-        // Admitted on an estimate; refused when its turn comes if it waited past the limit all the same.
+        // Admitted on an estimate; refused if it waited past the limit all the same and a batch starting leaves it behind.
         maxWaitMs: queueLimitMs,
         onFault: ({ key, size, error, rerunAlone }) =>
           fastify.log.warn({ err: error, key, size }, rerunAlone ? 'a batch failed: its requests are run again one by one' : 'a batch was refused'),

@@ -310,23 +310,28 @@ t.test('a batch running longer than the average counts for how long it has run',
   await stuck;
 });
 
-t.test('a request still queued past maxWaitMs when its turn comes is refused with 503 overloaded, unrun', async (t) => {
+t.test('past maxWaitMs, the batch whose turn has come is served; the late requests left behind it are refused with 503 overloaded, unrun', async (t) => {
   const calls: Call[] = [];
-  const batcher = new KeyedBatcher<string, string>((key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })), 10, {
+  const batcher = new KeyedBatcher<string, string>((key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })), 2, {
     maxWaitMs: 50,
   });
   const head = batcher.submit('pack', 'head');
-  const old = batcher.submit('pack', 'old').catch((error: unknown) => error);
+  const late = ['a', 'b', 'c'].map((item) => batcher.submit('pack', item).catch((error: unknown) => error));
   await sleep(70);
   const fresh = batcher.submit('pack', 'fresh');
   echo(callAt(calls, 0));
   t.equal(await head, 'HEAD');
-  const refused = (await old) as { statusCode?: number; code?: string };
-  t.same([refused.statusCode, refused.code], [503, 'overloaded'], 'waited past the limit: refused');
   await settle();
-  t.same(callAt(calls, 1).items, ['fresh'], 'the next batch holds only the request still in time');
+  t.same(callAt(calls, 1).items, ['a', 'b'], 'the next batch is served though it waited past the limit (the batch before it stalled)');
+  const refused = (await late[2]) as { statusCode?: number; code?: string };
+  t.same([refused.statusCode, refused.code], [503, 'overloaded'], 'waited past the limit and left behind a full batch: refused');
   echo(callAt(calls, 1));
+  t.same(await Promise.all(late.slice(0, 2)), ['A', 'B']);
+  await settle();
+  t.same(callAt(calls, 2).items, ['fresh'], 'the batch after holds only the request still in time');
+  echo(callAt(calls, 2));
   t.equal(await fresh, 'FRESH');
+  t.equal(calls.length, 3, 'the refused request never ran');
 });
 
 t.test('a batch that fails as a whole is reported before its requests are run again alone, or rejected', async (t) => {
