@@ -694,8 +694,9 @@ t.test('admission: a pack whose batches would keep a start waiting past DATABASE
 
   // Nothing measured yet: a start queued behind a running batch is admitted. The batch it waits
   // behind is held 600 ms, three times the limit, which the batcher then takes as a batch's time;
-  // the start, still queued past the limit when its turn comes, is refused then, before anything
-  // is done for it.
+  // the start, queued past the limit, is served all the same when its turn comes: its batch is
+  // the next one, and a retry would cost the database the same work (the batcher's own tests
+  // show late requests left behind a full batch refused).
   const calibration = await holdLock(app, packRow(busy.id));
   let measured: Sent[] = [];
   try {
@@ -708,8 +709,8 @@ t.test('admission: a pack whose batches would keep a start waiting past DATABASE
   }
   t.same(
     (await Promise.all(measured.map((sent) => sent.response))).map(outcome),
-    ['201', '503 overloaded'],
-    'the running start is served; the one queued past the limit is refused when its turn comes',
+    ['201', '201'],
+    'the running start is served; so is the one queued past the limit, when its turn comes',
   );
 
   const held = await holdLock(app, packRow(busy.id));
@@ -731,7 +732,7 @@ t.test('admission: a pack whose batches would keep a start waiting past DATABASE
   t.equal((await (running as Sent).response).statusCode, 201, 'the running batch completes once the lock is free');
   const after = await startPurchase(app, fan, busy.id);
   t.equal(after.statusCode, 201, 'the busy pack, idle again, admits a start');
-  await assertKept(t, app, busy.id, 3, 'the refused starts wrote nothing');
+  await assertKept(t, app, busy.id, 4, 'the refused starts wrote nothing');
   await assertKept(t, app, quiet.id, 1, 'the other pack');
   await assertNoViolations(t, app);
 });
