@@ -9,7 +9,7 @@ import { seedCatalog } from './seed.js';
  * `--active` active and `--archived` archived packs, against a bare node:http server replaying
  * the identical response (status, headers, body), each in a process of its own:
  *   npm run bench:packs -- --db embedded|external [--connections 50] [--duration 10] [--rounds 3] [--profile DIR] [--unpinned]
- *     [--tool wrk|autocannon] [--references fastify,fastify-rate-limit]
+ *     [--tool wrk|autocannon] [--references fastify,fastify-rate-limit,fastify-many-routes]
  * `--references` (default `fastify`) adds servers replaying the same response from a bare Fastify
  * app, with and without @fastify/rate-limit (bench/reference-server.ts): what the framework and
  * the limiter cost on their own; with `fastify`, the service's throughput is also given as a
@@ -47,6 +47,7 @@ const REFERENCE_NAMES: Record<ReferenceKind, string> = {
   node: 'bare node:http replay',
   fastify: 'bare Fastify replay',
   'fastify-rate-limit': 'bare Fastify + @fastify/rate-limit',
+  'fastify-many-routes': 'Fastify, 61 routes in 14 plugins',
 };
 
 const database = await benchDatabase(kind);

@@ -9,7 +9,10 @@ import { REFERENCE_KINDS, type ReferenceKind } from './reference-kinds.js';
  * - `node`: bare node:http, the figure every ratio is taken against;
  * - `fastify`: a Fastify app with one route and nothing else (no logger, no hooks);
  * - `fastify-rate-limit`: the same with @fastify/rate-limit registered as the service registers it
- *   (global, in memory, a key generator of its own), to show what the limiter alone costs.
+ *   (global, in memory, a key generator of its own), to show what the limiter alone costs;
+ * - `fastify-many-routes`: the replay at `/api/packs` two plugins deep, beside 60 other routes in
+ *   12 plugins of their own (the service's size and shape), with no hook: what an app of that
+ *   size costs the framework on one route, before any work of the app's own.
  * Readiness is reported over IPC.
  */
 
@@ -39,7 +42,24 @@ if (kind === 'node') {
   }
   // The recorded rate-limit headers are the limiter's to set when it runs.
   const replayed = Object.fromEntries(Object.entries(headers).filter(([name]) => kind === 'fastify' || !name.startsWith('x-ratelimit-')));
-  app.get('/*', (_request, reply) => reply.code(status).headers(replayed).send(bytes));
+  const replay = (_request: unknown, reply: { code: (status: number) => { headers: (values: Record<string, string>) => { send: (body: Buffer) => unknown } } }) =>
+    reply.code(status).headers(replayed).send(bytes);
+  if (kind === 'fastify-many-routes') {
+    await app.register(
+      async (api) => {
+        for (let group = 0; group < 12; group++) {
+          await api.register(
+            async (routes) => {
+              for (let route = 0; route < 5; route++) routes.get(`/item-${route}/:id`, replay);
+            },
+            { prefix: `/group-${group}` },
+          );
+        }
+        await api.register(async (packs) => packs.get('/', replay), { prefix: '/packs' });
+      },
+      { prefix: '/api' },
+    );
+  } else app.get('/*', replay);
   await app.listen({ port, host: '127.0.0.1' });
   process.send?.('listening');
 }
