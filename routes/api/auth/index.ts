@@ -99,6 +99,12 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       {
         config: { auth: 'public', oauth: true },
         onRequest: limitByIp,
+        // The grant type decides which other fields are valid, so an unknown one is named as such
+        // before the body is validated against the refresh grant's fields (RFC 6749 §5.2).
+        preValidation: (request, _reply, done) => {
+          const grantType = (request.body as { grant_type?: unknown } | null | undefined)?.grant_type;
+          done(typeof grantType === 'string' && grantType !== 'refresh_token' ? new OAuthError('unsupported_grant_type', 'Only grant_type=refresh_token is supported.') : undefined);
+        },
         schema: {
           tags: ['Auth'],
           summary: 'Exchange a refresh token for new tokens (rotation)',
@@ -114,8 +120,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request, reply) => {
         const sessions = sessionsOf();
-        const { grant_type: grantType, refresh_token: refreshToken } = request.body;
-        if (grantType !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'Only grant_type=refresh_token is supported.');
+        const { refresh_token: refreshToken } = request.body;
         if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required.');
         // Per session (a rotation issues a new token, so a per-token count would never add up).
         const session = await sessions.sessionOfRefreshToken(refreshToken);

@@ -117,8 +117,11 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
 
   t.test('OAuth errors come as RFC 6749 bodies', async (t) => {
     const cases: [string, object, string][] = [
-      ['unsupported grant', { grant_type: 'password', username: 'a' }, 'invalid_request'],
+      ['another grant, with its own fields', { grant_type: 'password', username: 'a' }, 'unsupported_grant_type'],
       ['unsupported grant_type', { grant_type: 'authorization_code' }, 'unsupported_grant_type'],
+      ['no grant_type', { refresh_token: 'A'.repeat(43) }, 'invalid_request'],
+      ['a number for grant_type', { grant_type: 7 }, 'invalid_request'],
+      ['grant_type refresh_token with an unknown field', { grant_type: 'refresh_token', refresh_token: 'A'.repeat(43), code: 'x' }, 'invalid_request'],
       ['missing refresh_token', { grant_type: 'refresh_token' }, 'invalid_request'],
       ['a number for a token', { grant_type: 'refresh_token', refresh_token: 5 }, 'invalid_request'],
       ['garbage token', { grant_type: 'refresh_token', refresh_token: 'not-a-token' }, 'invalid_grant'],
@@ -139,6 +142,17 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
       payload: 'grant_type=refresh_token&refresh_token=a&refresh_token=b',
     });
     t.equal(duplicate.json().error, 'invalid_request', 'a repeated form field is not valid');
+    const authorizationCode = await app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'grant_type=authorization_code&code=x',
+    });
+    t.same(
+      [authorizationCode.statusCode, authorizationCode.json().error],
+      [400, 'unsupported_grant_type'],
+      'an authorization code grant, form-encoded with its code: the grant is named, not the field',
+    );
     const text = await app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': 'text/plain' }, payload: 'grant_type=refresh_token' });
     t.equal(text.statusCode, 415, 'other content types are refused');
     t.equal(text.json().error.code, 'unsupported_media_type', 'in the envelope');
