@@ -47,7 +47,8 @@ export default fp(async (fastify) => {
           'Errors use one envelope, `{ success: false, error: { code, message, details? } }`; ' +
           'the codes are listed in docs/errors.md.',
         contact: { name: 'Pack and Team Service maintainers' },
-        license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+        // Proprietary: no SPDX identifier exists for it, and Swagger UI would link one that did not.
+        license: { name: 'Proprietary: all rights reserved' },
       },
       servers,
       tags: API_TAGS,

@@ -39,6 +39,13 @@ t.test('the document is valid OpenAPI 3.1, and small: shared schemas are named, 
   t.equal((text.match(/"code":\s*\{/g) ?? []).length, 1, 'the error envelope is defined once');
 });
 
+t.test('info.license is stated without an identifier SPDX does not define (Swagger UI links the identifier)', async (t) => {
+  const { info } = committed() as unknown as { info: { license: { name: string; identifier?: string; url?: string } } };
+  t.same(info.license, { name: 'Proprietary: all rights reserved' }, 'a proprietary service: a name, no SPDX identifier, no link');
+  const { license } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { license?: string };
+  t.equal(license, 'UNLICENSED', "package.json says the same in npm's terms");
+});
+
 t.test('every operation has tags, a summary, an operationId and a 500 response; 429 unless exempt', async (t) => {
   const document = committed();
   const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
