@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
 import accessPlugin from './plugins/app/access.js';
 import dbPlugin, { openDatabase } from './plugins/app/db.js';
-import { findInputProblem } from './plugins/app/input-guard.js';
+import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-guard.js';
 import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth.js';
 import usersPlugin from './plugins/app/users/index.js';
@@ -218,6 +218,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
         return done(new ValidationError('The request is not valid.', [{ path, message: problem.message }]));
       }
     }
+    // A route that declares no body refuses one: DELETE /api/user with {"x":1} is a mistake, not a request.
+    const bodyProblem = request.routeOptions.schema?.body ? undefined : undeclaredBodyProblem(request.body);
+    if (bodyProblem) return done(new ValidationError('The request is not valid.', [bodyProblem]));
     done();
   });
 

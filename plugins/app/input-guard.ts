@@ -61,3 +61,15 @@ export function findInputProblem(value: unknown, limits = INPUT_LIMITS): InputPr
   }
   return undefined;
 }
+
+/**
+ * Why a body sent to a route that declares none is refused, if it is: such a route would ignore
+ * every field of it, as a strict body schema refuses unknown ones. An empty object (`{}`, what some
+ * clients send by default) says nothing and passes; raw bytes are the business of the route that
+ * keeps them.
+ */
+export function undeclaredBodyProblem(body: unknown): InputProblem | undefined {
+  if (body === undefined || Buffer.isBuffer(body)) return undefined;
+  const emptyObject = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0;
+  return emptyObject ? undefined : { path: '/', message: 'must be empty: this endpoint takes no body' };
+}

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { findInputProblem, INPUT_LIMITS, textProblem } from '../../../plugins/app/input-guard.js';
+import { findInputProblem, INPUT_LIMITS, textProblem, undeclaredBodyProblem } from '../../../plugins/app/input-guard.js';
 
 /** The rules every parsed input meets before validation (unit tests; the app tests send them as requests). */
 
@@ -51,4 +51,11 @@ t.test('depth, breadth and size are bounded, iteratively', async (t) => {
   t.equal(findInputProblem(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]))), undefined, '100 fields are fine');
   t.match(findInputProblem({ list: Array.from({ length: 20_000 }, () => 1) })?.message, /too many values/);
   t.equal(findInputProblem({ list: Array.from({ length: 5_000 }, () => 'x') }), undefined, '5,000 values are fine');
+});
+
+t.test('a route that declares no body: nothing, {} or raw bytes pass; anything else is refused', async (t) => {
+  for (const fine of [undefined, {}, Buffer.from('{"raw":true}')]) t.equal(undeclaredBodyProblem(fine), undefined, String(fine));
+  for (const refused of [{ x: 1 }, [], [1], null, 'text', 0, false, { '': undefined }]) {
+    t.same(undeclaredBodyProblem(refused), { path: '/', message: 'must be empty: this endpoint takes no body' }, JSON.stringify(refused) ?? String(refused));
+  }
 });
