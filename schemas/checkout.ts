@@ -71,3 +71,20 @@ export type OrderQuery = Static<typeof OrderQuery>;
 export const OrderParams = Type.Object({ id: Id }, { additionalProperties: false });
 
 export const WebhookAck = Type.Object({ received: Type.Literal(true) }, { additionalProperties: false });
+
+/**
+ * What Stripe posts: an event, signed over its raw bytes. Documents the request for clients and
+ * validating proxies; the route checks the body by its signature, not by this schema, since
+ * Stripe adds fields to its events at will.
+ */
+export const StripeEventBody = Type.Object(
+  {
+    id: Type.String({ maxLength: 255, description: 'The event id (`evt_...`): each is handled once' }),
+    object: Type.Literal('event'),
+    type: Type.String({ maxLength: 255, description: 'e.g. `checkout.session.completed`, `charge.refunded`' }),
+    created: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Unix time, in seconds' }),
+    livemode: Type.Boolean(),
+    data: Type.Object({ object: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: true }),
+  },
+  { additionalProperties: true, description: "A Stripe event as Stripe sends it, unchanged: the Stripe-Signature header covers these exact bytes" },
+);

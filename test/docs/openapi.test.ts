@@ -39,6 +39,27 @@ t.test('the document is valid OpenAPI 3.1, and small: shared schemas are named, 
   t.equal((text.match(/"code":\s*\{/g) ?? []).length, 1, 'the error envelope is defined once');
 });
 
+t.test("the Stripe webhook declares its request body, so a validating proxy forwards Stripe's events", async (t) => {
+  const operation = committed().paths['/api/webhooks/stripe']?.post as unknown as { requestBody?: { required?: boolean; content: Record<string, { schema: Json }> } };
+  t.ok(operation.requestBody?.required, 'a body is required');
+  const schema = operation.requestBody?.content['application/json']?.schema as Json;
+  t.ok(schema, 'as JSON');
+  const validate = new Ajv2020({ strict: false }).compile(schema);
+  const event = {
+    id: 'evt_1',
+    object: 'event',
+    api_version: '2025-01-27.acacia',
+    type: 'checkout.session.completed',
+    created: 1_795_000_000,
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    data: { object: { id: 'cs_test_1', object: 'checkout.session', metadata: { orderId: 'o' } } },
+  };
+  t.ok(validate(event), `an event as Stripe sends it passes, with fields the schema does not name: ${JSON.stringify(validate.errors)}`);
+  t.notOk(validate({ id: 'evt_1', type: 'x' }), 'something that is not an event does not');
+});
+
 t.test('info.license is stated without an identifier SPDX does not define (Swagger UI links the identifier)', async (t) => {
   const { info } = committed() as unknown as { info: { license: { name: string; identifier?: string; url?: string } } };
   t.same(info.license, { name: 'Proprietary: all rights reserved' }, 'a proprietary service: a name, no SPDX identifier, no link');
