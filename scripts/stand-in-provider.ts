@@ -74,8 +74,11 @@ export async function startStandInProvider(kind: StandInKind, options: { port?: 
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname === '/.well-known/jwks.json') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
-    } else if (url.pathname === '/id-token' && url.searchParams.get('sub') && url.searchParams.get('nonce')) {
-      response.writeHead(200, { 'content-type': 'text/plain' }).end(mint(url.searchParams.get('sub') as string, url.searchParams.get('nonce') as string));
+    } else if (url.pathname === '/id-token') {
+      const sub = url.searchParams.get('sub');
+      const nonce = url.searchParams.get('nonce');
+      if (sub && nonce) response.writeHead(200, { 'content-type': 'text/plain' }).end(mint(sub, nonce));
+      else response.writeHead(400, { 'content-type': 'text/plain' }).end('sub and nonce are both required: /id-token?sub=alice&nonce=<your raw nonce>\n');
     } else {
       response.writeHead(404).end();
     }
@@ -103,10 +106,31 @@ export async function startStandInProvider(kind: StandInKind, options: { port?: 
   };
 }
 
+const usage = 'usage: npm run stand-in-provider [-- --apple-port 4001 --google-port 4002]';
+
+/** The ports asked for on the command line, or the usage line to print instead. */
+export function standInPorts(args: string[]): { apple: number; google: number } | { problem: string } {
+  let values: { 'apple-port': string; 'google-port': string };
+  try {
+    ({ values } = parseArgs({ args, options: { 'apple-port': { type: 'string', default: '4001' }, 'google-port': { type: 'string', default: '4002' } } }));
+  } catch (error) {
+    return { problem: `${(error as Error).message}\n${usage}` };
+  }
+  const port = (text: string) => (/^\d{1,5}$/.test(text) && Number(text) <= 65_535 ? Number(text) : undefined);
+  const apple = port(values['apple-port']);
+  const google = port(values['google-port']);
+  if (apple === undefined || google === undefined) return { problem: `a port is a number from 0 to 65535\n${usage}` };
+  return { apple, google };
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { 'apple-port': { type: 'string', default: '4001' }, 'google-port': { type: 'string', default: '4002' } } });
-  const apple = await startStandInProvider('apple', { port: Number(values['apple-port']) });
-  const google = await startStandInProvider('google', { port: Number(values['google-port']) });
+  const ports = standInPorts(process.argv.slice(2));
+  if ('problem' in ports) {
+    console.error(ports.problem);
+    process.exit(2);
+  }
+  const apple = await startStandInProvider('apple', { port: ports.apple });
+  const google = await startStandInProvider('google', { port: ports.google });
   console.log('Stand-in providers running. Start the service with:\n');
   console.log(Object.entries({ ...apple.env, ...google.env }).map(([name, value]) => `${name}=${value}`).join(' \\\n'), 'npm start\n');
   console.log(`Mint an ID token:  curl '${google.issuer}/id-token?sub=alice&nonce=<your raw nonce>'`);

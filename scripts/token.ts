@@ -15,15 +15,21 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const { values } = parseArgs({
-  options: {
-    sub: { type: 'string' },
-    admin: { type: 'boolean', default: false },
-    ttl: { type: 'string', default: '1h' },
-    name: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-});
+const options = {
+  sub: { type: 'string' },
+  admin: { type: 'boolean', default: false },
+  ttl: { type: 'string', default: '1h' },
+  name: { type: 'string' },
+  help: { type: 'boolean', default: false },
+} as const;
+let parsed: ReturnType<typeof parseArgs<{ options: typeof options }>>;
+try {
+  parsed = parseArgs({ options });
+} catch (error) {
+  // An unknown or malformed option: say so and how to call, not a stack.
+  fail(`${(error as Error).message}\n${usage}`);
+}
+const { values } = parsed;
 if (values.help) {
   console.log(usage);
   process.exit(0);

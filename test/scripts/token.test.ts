@@ -39,3 +39,15 @@ t.test('refuses without --sub, with a bad --ttl, or without a shared secret', as
     stderr: /HS256 secret/,
   });
 });
+
+t.test('an unknown or incomplete option prints what is wrong and the usage line, not a stack', async (t) => {
+  for (const args of [['--bogus'], ['--sub'], ['--sub', 'x', '--ttl']]) {
+    const refused = await mint(args).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    t.equal(refused?.code, 1, args.join(' '));
+    t.match(refused?.stderr, /usage: npm run token -- --sub <subject>/, `${args.join(' ')}: the usage line`);
+    t.notMatch(refused?.stderr, /ERR_PARSE_ARGS|\n\s+at /, `${args.join(' ')}: no stack`);
+  }
+});
