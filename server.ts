@@ -15,14 +15,22 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const app = await buildApp(config);
-
+  // Handled from the start: a signal while the app is being built (the embedded PostgreSQL
+  // starting, migrations running) waits for it, then closes it, so the database is stopped
+  // cleanly instead of being orphaned by the signal's default action.
+  let stopping = false;
+  const building = buildApp(config);
   // In-flight requests finish (up to 10 s); new ones get 503; the database closes last.
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down');
-    await app.close();
+    stopping = true;
+    const built = await building.catch(() => undefined);
+    if (!built) return;
+    if (err) built.log.error({ err }, 'shutting down after an error');
+    else built.log.info({ signal }, 'shutting down');
+    await built.close();
   });
+  const app = await building;
+  if (stopping) return;
 
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createTestDatabase, tokenFor } from './support/app.js';
-import { onlyEmbedded, startServerProcess, tempDataDir } from './support/server-process.js';
+import { onlyEmbedded, startServerProcess, tempDataDir, waitFor } from './support/server-process.js';
 import { withClient } from './support/test-database.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -99,4 +99,26 @@ t.test('Ctrl-C in a terminal (SIGINT to the whole process group) with a half-sen
     'SIGINT to its process group',
   );
   t.match(server.output(), /embedded PostgreSQL: stopped/);
+});
+
+t.test('SIGTERM during or right after a start on the embedded database: exit 0, the database stopped, no error logged', onlyEmbedded, async (t) => {
+  const dataDir = tempDataDir(t);
+  // The first start creates the cluster; the later ones are the starts a SIGTERM interrupts.
+  const first = startServerProcess({ DATA_DIR: dataDir });
+  t.teardown(() => first.stop());
+  await first.listening;
+  await first.stop();
+  const errorLines = (output: string) => output.split('\n').filter((line) => /"level":(50|60)/.test(line));
+  // While the app is built (its PostgreSQL just started, migrations to check), and as soon as it listens
+  // (the database watch's first connection then often still logging in): twice each.
+  for (const moment of [/embedded PostgreSQL: ready/, /embedded PostgreSQL: ready/, /API: /, /API: /]) {
+    const server = startServerProcess({ DATA_DIR: dataDir });
+    t.teardown(() => server.stop());
+    await waitFor(() => moment.test(server.output()), `${moment} in the log`);
+    server.child.kill('SIGTERM');
+    const { code } = await server.exited;
+    t.equal(code, 0, `SIGTERM at ${moment}: exit 0`);
+    t.match(server.output(), /embedded PostgreSQL: stopped/, `SIGTERM at ${moment}: the database stopped by the shutdown`);
+    t.same(errorLines(server.output()), [], `SIGTERM at ${moment}: nothing logged at error or fatal`);
+  }
 });

@@ -49,6 +49,8 @@ export function destroyConnection(client: pg.Client | pg.PoolClient, error: Erro
 export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
   const { url, intervalMs, timeoutMs, log } = options;
   let client: pg.Client | undefined;
+  /** A connection being opened, which stop() must end too: left alone, it would still be logging in when the database stops. */
+  let connecting: pg.Client | undefined;
   let down: Error | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -74,11 +76,14 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
         };
         next.on('error', forget);
         next.on('end', forget);
+        connecting = next;
         try {
           await next.connect();
         } catch (error) {
           destroyConnection(next, error as Error);
           throw error;
+        } finally {
+          if (connecting === next) connecting = undefined;
         }
         // An attempt given up meanwhile must not install its connection over a newer one.
         if (current !== owner || stopped) {
@@ -158,6 +163,8 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
       // A stopped watch knows nothing: work after the database was closed gets the pool's own error.
       down = undefined;
       dropClient();
+      if (connecting) destroyConnection(connecting, new Error('database watch: stopped'));
+      connecting = undefined;
     },
   };
 }
