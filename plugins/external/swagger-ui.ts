@@ -1,3 +1,7 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -12,6 +16,31 @@ import fp from 'fastify-plugin';
  */
 
 const UPGRADE = /\s*upgrade-insecure-requests;?/;
+
+/**
+ * The hashes (`'sha256-...'`) of the <style> elements Swagger UI's own scripts create (its logo
+ * carries one), read from the installed scripts so that an upgrade keeps them right: the page's
+ * policy allows exactly these inline styles and no other.
+ */
+export function swaggerUiInlineStyleHashes(): string[] {
+  const staticDir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
+  const hashes = new Set<string>();
+  for (const file of ['swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js']) {
+    for (const [, literal] of readFileSync(join(staticDir, file), 'utf8').matchAll(/createElement\("style",null,("(?:[^"\\]|\\.)*")\)/g)) {
+      const css = JSON.parse(literal as string) as string;
+      hashes.add(`'sha256-${createHash('sha256').update(css, 'utf8').digest('base64')}'`);
+    }
+  }
+  return [...hashes];
+}
+
+/** Swagger UI's static policy, with its own inline styles allowed by hash and without upgrade-insecure-requests. */
+export function docsPolicy(csp: string, styleHashes: readonly string[]): string {
+  const policy = csp.replace(UPGRADE, '');
+  if (styleHashes.length === 0) return policy;
+  const allowed = styleHashes.join(' ');
+  return /style-src[^;]*/.test(policy) ? policy.replace(/style-src([^;]*)/, (_match, sources: string) => `style-src ${sources.trim()} ${allowed}`) : `${policy.replace(/;?\s*$/, ';')} style-src 'self' ${allowed};`;
+}
 
 function upgradeOverHttps(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
   const csp = reply.getHeader('content-security-policy');
@@ -30,6 +59,7 @@ function withoutApiPolicy(_request: FastifyRequest, reply: FastifyReply, done: (
 export default fp(
   async (fastify) => {
     if (!fastify.config.docsEnabled) return;
+    const styleHashes = swaggerUiInlineStyleHashes();
     await fastify.register(async (docs) => {
       docs.addHook('onRoute', (route) => {
         route.config = { ...route.config, auth: 'public' };
@@ -41,7 +71,7 @@ export default fp(
       await docs.register(fastifySwaggerUi, {
         routePrefix: '/docs',
         staticCSP: true,
-        transformStaticCSP: (csp) => csp.replace(UPGRADE, ''),
+        transformStaticCSP: (csp) => docsPolicy(csp, styleHashes),
         uiConfig: { persistAuthorization: true, deepLinking: true, displayRequestDuration: true },
       });
     });
