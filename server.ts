@@ -24,7 +24,11 @@ async function main(): Promise<void> {
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     stopping = true;
     const built = await building.catch(() => undefined);
-    if (!built) return;
+    if (!built) {
+      // Nothing to close, and no logger yet: a failure during the build is still told.
+      if (err) console.error(err);
+      return;
+    }
     if (err) built.log.error({ err }, 'shutting down after an error');
     else built.log.info({ signal }, 'shutting down');
     await built.close();

@@ -107,6 +107,9 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** With BENCH_PERF_MAP=1, the flags that make a Node process write /tmp/perf-<pid>.map for `perf`. */
+const PERF_MAP_FLAGS = process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--logfile=/dev/null'] : [];
+
 /**
  * Starts `node dist/server.js` (run `npm run build` first) and waits for readiness. With
  * `profileDir`, the server writes a V8 CPU profile there when it stops (`--cpu-prof`), for
@@ -117,7 +120,7 @@ export interface RunningServer {
  */
 export async function startServer(env: Record<string, string>, port: number, options: { profileDir?: string } = {}): Promise<RunningServer> {
   const profiling = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const child = spawn(process.execPath, [...profiling, ...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--logfile=/dev/null'] : []), join(projectRoot, 'dist', 'server.js')], {
+  const child = spawn(process.execPath, [...profiling, ...PERF_MAP_FLAGS, join(projectRoot, 'dist', 'server.js')], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH,
@@ -178,7 +181,7 @@ export async function recordResponse(url: string): Promise<Recording> {
  * its own so that its CPU time can be read apart from everything else's.
  */
 export async function startReferenceServer(kind: ReferenceKind, recording: Recording, port: number): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--logfile=/dev/null'] : []), '--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
+  const child = spawn(process.execPath, [...PERF_MAP_FLAGS, '--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH,

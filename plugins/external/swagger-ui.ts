@@ -17,29 +17,37 @@ import fp from 'fastify-plugin';
 
 const UPGRADE = /\s*upgrade-insecure-requests;?/;
 
+const STYLE_ELEMENT = 'createElement("style",null,';
+/** A JavaScript string literal in double quotes, read where a <style> element is created. */
+const STRING_LITERAL = /"(?:[^"\\]|\\.)*"/y;
+let inlineStyleHashes: string[] | undefined;
+
 /**
  * The hashes (`'sha256-...'`) of the <style> elements Swagger UI's own scripts create (its logo
- * carries one), read from the installed scripts so that an upgrade keeps them right: the page's
- * policy allows exactly these inline styles and no other.
+ * carries one), read once per process from the installed scripts so that an upgrade keeps them
+ * right: the page's policy allows exactly these inline styles and no other.
  */
 export function swaggerUiInlineStyleHashes(): string[] {
+  if (inlineStyleHashes) return inlineStyleHashes;
   const staticDir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
   const hashes = new Set<string>();
   for (const file of ['swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js']) {
-    for (const [, literal] of readFileSync(join(staticDir, file), 'utf8').matchAll(/createElement\("style",null,("(?:[^"\\]|\\.)*")\)/g)) {
-      const css = JSON.parse(literal as string) as string;
-      hashes.add(`'sha256-${createHash('sha256').update(css, 'utf8').digest('base64')}'`);
+    const code = readFileSync(join(staticDir, file), 'utf8');
+    for (let at = code.indexOf(STYLE_ELEMENT); at !== -1; at = code.indexOf(STYLE_ELEMENT, at + 1)) {
+      STRING_LITERAL.lastIndex = at + STYLE_ELEMENT.length;
+      const literal = STRING_LITERAL.exec(code)?.[0];
+      if (literal) hashes.add(`'sha256-${createHash('sha256').update(JSON.parse(literal) as string, 'utf8').digest('base64')}'`);
     }
   }
-  return [...hashes];
+  inlineStyleHashes = [...hashes];
+  return inlineStyleHashes;
 }
 
-/** Swagger UI's static policy, with its own inline styles allowed by hash and without upgrade-insecure-requests. */
+/** Swagger UI's static policy (which has a style-src), with its own inline styles allowed by hash and without upgrade-insecure-requests. */
 export function docsPolicy(csp: string, styleHashes: readonly string[]): string {
   const policy = csp.replace(UPGRADE, '');
   if (styleHashes.length === 0) return policy;
-  const allowed = styleHashes.join(' ');
-  return /style-src[^;]*/.test(policy) ? policy.replace(/style-src([^;]*)/, (_match, sources: string) => `style-src ${sources.trim()} ${allowed}`) : `${policy.replace(/;?\s*$/, ';')} style-src 'self' ${allowed};`;
+  return policy.replace(/style-src([^;]*)/, (_match, sources: string) => `style-src ${sources.trim()} ${styleHashes.join(' ')}`);
 }
 
 function upgradeOverHttps(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
