@@ -123,7 +123,15 @@ function rejectNonFinite(validate: Validate): Validate {
       return typeof value === 'number' && !Number.isFinite(value);
     });
     if (key === undefined) return true;
-    checked.errors = [{ instancePath: `/${key}`, schemaPath: '#/type', keyword: 'type', params: {}, message: 'must be a finite number' }];
+    checked.errors = [
+      {
+        instancePath: `/${key}`,
+        schemaPath: '#/type',
+        keyword: 'type',
+        params: {},
+        message: 'must be a finite number',
+      },
+    ];
     return false;
   }) as Validate;
   // Fastify passes the parent to validators that can replace a root value.
@@ -132,7 +140,9 @@ function rejectNonFinite(validate: Validate): Validate {
 }
 
 /** A hop count trusts that many proxies nearest the server (Fastify's types want it as a function). */
-function trustProxyOption(trustProxy: AppConfig['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+function trustProxyOption(
+  trustProxy: AppConfig['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
   return typeof trustProxy === 'number' ? (_address, hop) => hop < trustProxy : trustProxy;
 }
 
@@ -141,7 +151,9 @@ function loggerOptions(config: AppConfig): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+    ...(pretty
+      ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } }
+      : {}),
   };
 }
 
@@ -210,7 +222,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
   // Checked for every route before validation (pure rules in input-guard.ts): no schema, handler
   // or query meets a NUL, a lone surrogate, or a document built to make checking it expensive.
   app.addHook('preValidation', (request, _reply, done) => {
-    for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
+    for (const [part, value] of [
+      ['params', request.params],
+      ['querystring', request.query],
+      ['body', request.body],
+    ] as const) {
       const problem = findInputProblem(value);
       if (problem) {
         const prefix = part === 'body' ? '' : `/${part}`;

@@ -24,9 +24,13 @@ try {
   const teamId = randomUUID();
   const now = new Date();
   const memberIds = Array.from({ length: count }, (_, i) => `bench-member-${i}`);
-  await db.orm.insert(users).values([{ id: 'bench-owner', displayName: 'Owner' }, ...memberIds.map((id) => ({ id, displayName: id }))]);
+  await db.orm
+    .insert(users)
+    .values([{ id: 'bench-owner', displayName: 'Owner' }, ...memberIds.map((id) => ({ id, displayName: id }))]);
   await db.orm.insert(teams).values({ id: teamId, name: 'Bench FC', slug: 'bench-fc', createdAt: now });
-  await db.orm.insert(teamAdmins).values({ teamId, userId: 'bench-owner', role: 'owner', addedBy: 'bench', createdAt: now });
+  await db.orm
+    .insert(teamAdmins)
+    .values({ teamId, userId: 'bench-owner', role: 'owner', addedBy: 'bench', createdAt: now });
   await db.close();
 
   const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV }, 3521);
@@ -46,11 +50,18 @@ try {
     for (const id of memberIds) added.push(await add(id, 201));
     const repeated: number[] = [];
     for (const id of memberIds) repeated.push(await add(id, 200));
-    console.log(`POST /api/admin/teams/{teamId}/members on ${kind}, ${count} calls each, sequential, Node ${process.version}\n`);
+    console.log(
+      `POST /api/admin/teams/{teamId}/members on ${kind}, ${count} calls each, sequential, Node ${process.version}\n`,
+    );
     console.log('| calls | n | median ms | p99 ms | max ms |');
     console.log('|---|---|---|---|---|');
-    for (const [name, list] of [['201 added', added], ['200 already a member', repeated]] as const) {
-      console.log(`| ${name} | ${list.length} | ${median(list).toFixed(2)} | ${percentile(list, 99).toFixed(2)} | ${Math.max(...list).toFixed(2)} |`);
+    for (const [name, list] of [
+      ['201 added', added],
+      ['200 already a member', repeated],
+    ] as const) {
+      console.log(
+        `| ${name} | ${list.length} | ${median(list).toFixed(2)} | ${percentile(list, 99).toFixed(2)} | ${Math.max(...list).toFixed(2)} |`,
+      );
     }
   } finally {
     await server.stop();

@@ -38,7 +38,8 @@ try {
     };
     // Each draft pack gets a pool that can fill a pack, so publish succeeds.
     const [first, second] = seeded.collectibleIds as [string, string];
-    for (const packId of seeded.draftIds) await post(packId, { action: 'addCollectible', collectibleId: first, quantity: 100 });
+    for (const packId of seeded.draftIds)
+      await post(packId, { action: 'addCollectible', collectibleId: first, quantity: 100 });
 
     const byAction = new Map<string, number[]>();
     const timings: number[] = [];
@@ -49,21 +50,36 @@ try {
     for (let i = 0; timings.length < count; i++) {
       const packId = seeded.draftIds[Math.floor(i / 4) % seeded.draftIds.length] as string;
       const step = i % 4;
-      if (step === 0) record('addCollectible', await post(packId, { action: 'addCollectible', collectibleId: second, quantity: 10 + i }));
-      else if (step === 1) record('addCollectible', await post(packId, { action: 'addCollectible', collectibleId: second, weight: 1 + (i % 7) }));
-      else if (step === 2) record('removeCollectible', await post(packId, { action: 'removeCollectible', collectibleId: second }));
+      if (step === 0)
+        record(
+          'addCollectible',
+          await post(packId, { action: 'addCollectible', collectibleId: second, quantity: 10 + i }),
+        );
+      else if (step === 1)
+        record(
+          'addCollectible',
+          await post(packId, { action: 'addCollectible', collectibleId: second, weight: 1 + (i % 7) }),
+        );
+      else if (step === 2)
+        record('removeCollectible', await post(packId, { action: 'removeCollectible', collectibleId: second }));
       else {
         record('publish', await post(packId, { action: 'publish' }));
         record('archive', await post(packId, { action: 'archive' }));
         record('restore', await post(packId, { action: 'restore' }));
       }
     }
-    console.log(`${timings.length} admin actions in a row on ${kind} (one client, sequential, Node ${process.version})\n`);
+    console.log(
+      `${timings.length} admin actions in a row on ${kind} (one client, sequential, Node ${process.version})\n`,
+    );
     console.log('| actions | n | median ms | p99 ms | max ms |');
     console.log('|---|---|---|---|---|');
-    console.log(`| all | ${timings.length} | ${median(timings).toFixed(2)} | ${percentile(timings, 99).toFixed(2)} | ${Math.max(...timings).toFixed(2)} |`);
+    console.log(
+      `| all | ${timings.length} | ${median(timings).toFixed(2)} | ${percentile(timings, 99).toFixed(2)} | ${Math.max(...timings).toFixed(2)} |`,
+    );
     for (const [action, list] of byAction) {
-      console.log(`| ${action} | ${list.length} | ${median(list).toFixed(2)} | ${percentile(list, 99).toFixed(2)} | ${Math.max(...list).toFixed(2)} |`);
+      console.log(
+        `| ${action} | ${list.length} | ${median(list).toFixed(2)} | ${percentile(list, 99).toFixed(2)} | ${Math.max(...list).toFixed(2)} |`,
+      );
     }
   } finally {
     await server.stop();

@@ -61,7 +61,8 @@ const { values } = parseArgs({
 const kind = databaseKind(values.db);
 const positive = (name: string, value: string | undefined, min = 1) => {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < min) throw new Error(`--${name} must be an integer >= ${min} (got ${value})`);
+  if (!Number.isInteger(number) || number < min)
+    throw new Error(`--${name} must be an integer >= ${min} (got ${value})`);
   return number;
 };
 const seconds = positive('seconds', values.seconds);
@@ -73,7 +74,8 @@ const warmupSeconds = positive('warmup', values.warmup, 0);
 const revokedSessions = positive('revoked', values.revoked, 0);
 const revokedExternal = positive('revoked-external', values['revoked-external'], 0);
 const parts = new Set(String(values.parts).split(','));
-for (const part of parts) if (part !== 'throughput' && part !== 'latency') throw new Error('--parts: a list of throughput, latency');
+for (const part of parts)
+  if (part !== 'throughput' && part !== 'latency') throw new Error('--parts: a list of throughput, latency');
 const command =
   `npm run bench:auth -- --db ${kind} --seconds ${seconds} --connections ${connections} --rounds ${rounds} --warmup ${warmupSeconds}` +
   ` --revoked ${revokedSessions} --revoked-external ${revokedExternal} --parts ${[...parts].join(',')}`;
@@ -91,7 +93,10 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-async function request(url: string, init: { method?: string; token?: string; json?: unknown; form?: Record<string, string> } = {}): Promise<Answer> {
+async function request(
+  url: string,
+  init: { method?: string; token?: string; json?: unknown; form?: Record<string, string> } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (init.token) headers.authorization = `Bearer ${init.token}`;
@@ -114,7 +119,10 @@ async function request(url: string, init: { method?: string; token?: string; jso
 }
 
 function expectStatus(what: string, answer: Answer, status = 200): Answer {
-  if (answer.status !== status) throw new Error(`${what} answered ${answer.status} (expected ${status}): ${JSON.stringify(answer.body).slice(0, 500)}`);
+  if (answer.status !== status)
+    throw new Error(
+      `${what} answered ${answer.status} (expected ${status}): ${JSON.stringify(answer.body).slice(0, 500)}`,
+    );
   return answer;
 }
 
@@ -194,13 +202,19 @@ async function cannon(target: Target, durationSeconds: number): Promise<Run> {
 }
 
 /** Fills server B's revoked set: sessions signed in and logged out, and external tokens logged out. */
-async function fillRevokedSet(server: RunningServer, provider: StandInProvider): Promise<{ sessions: number; external: number; ms: number }> {
+async function fillRevokedSet(
+  server: RunningServer,
+  provider: StandInProvider,
+): Promise<{ sessions: number; external: number; ms: number }> {
   const started = performance.now();
   const width = Math.min(connections, 20);
   let sampleAccess = '';
   await pooled(revokedSessions, width, async (i) => {
     const tokens = await signIn(server, signInBody(provider, `revoked-${i % 500}`));
-    expectStatus('logout', await request(`${server.url}/api/auth/logout`, { method: 'POST', token: tokens.accessToken }));
+    expectStatus(
+      'logout',
+      await request(`${server.url}/api/auth/logout`, { method: 'POST', token: tokens.accessToken }),
+    );
     sampleAccess = tokens.accessToken;
   });
   let sampleExternal = '';
@@ -210,12 +224,22 @@ async function fillRevokedSet(server: RunningServer, provider: StandInProvider):
     sampleExternal = token;
   });
   // The set really refuses what it holds.
-  if (sampleAccess) expectStatus('a logged-out session token', await request(`${server.url}/api/user`, { token: sampleAccess }), 401);
-  if (sampleExternal) expectStatus('a logged-out external token', await request(`${server.url}/api/user`, { token: sampleExternal }), 401);
+  if (sampleAccess)
+    expectStatus('a logged-out session token', await request(`${server.url}/api/user`, { token: sampleAccess }), 401);
+  if (sampleExternal)
+    expectStatus(
+      'a logged-out external token',
+      await request(`${server.url}/api/user`, { token: sampleExternal }),
+      401,
+    );
   return { sessions: revokedSessions, external: revokedExternal, ms: performance.now() - started };
 }
 
-async function throughputPart(serverA: RunningServer, serverB: RunningServer, provider: StandInProvider): Promise<boolean> {
+async function throughputPart(
+  serverA: RunningServer,
+  serverB: RunningServer,
+  provider: StandInProvider,
+): Promise<boolean> {
   const external = benchToken({ sub: 'bench-reader' });
   const filled = await fillRevokedSet(serverB, provider);
   const own = await signIn(serverB, signInBody(provider, 'bench-reader-own'));
@@ -225,7 +249,11 @@ async function throughputPart(serverA: RunningServer, serverB: RunningServer, pr
     { name: 'C', label: 'C: sessions on, our EdDSA access token', server: serverB, token: own.accessToken },
   ];
   // Every target answers 200 before anything is measured (a 401 would be a fast, meaningless request).
-  for (const target of targets) expectStatus(`GET /api/user on ${target.name}`, await request(`${target.server.url}/api/user`, { token: target.token }));
+  for (const target of targets)
+    expectStatus(
+      `GET /api/user on ${target.name}`,
+      await request(`${target.server.url}/api/user`, { token: target.token }),
+    );
   if (warmupSeconds > 0) for (const target of targets) await cannon(target, warmupSeconds);
 
   const results: Run[][] = targets.map(() => []);
@@ -234,13 +262,16 @@ async function throughputPart(serverA: RunningServer, serverB: RunningServer, pr
     for (const index of order) results[index]?.push(await cannon(targets[index] as Target, seconds));
   }
   const [a, b, c] = results as [Run[], Run[], Run[]];
-  const ratio = (of: Run[], round: number) => (of[round] as Run).requestsPerSecond / (a[round] as Run).requestsPerSecond;
+  const ratio = (of: Run[], round: number) =>
+    (of[round] as Run).requestsPerSecond / (a[round] as Run).requestsPerSecond;
   const mean = (numbers: number[]) => numbers.reduce((sum, n) => sum + n, 0) / numbers.length;
   const ratiosB = a.map((_, round) => ratio(b, round));
   const ratiosC = a.map((_, round) => ratio(c, round));
   const meanB = mean(ratiosB);
 
-  console.log(`\n## 1. The revocation check: GET /api/user, autocannon, ${connections} connections, ${rounds} rounds x ${seconds} s per target (warm-up ${warmupSeconds} s each)\n`);
+  console.log(
+    `\n## 1. The revocation check: GET /api/user, autocannon, ${connections} connections, ${rounds} rounds x ${seconds} s per target (warm-up ${warmupSeconds} s each)\n`,
+  );
   const hashing =
     filled.external > 0
       ? 'whole-token sha256 entries, so B hashes the external token (no jti) on every request'
@@ -253,11 +284,17 @@ async function throughputPart(serverA: RunningServer, serverB: RunningServer, pr
   console.log('|---|---|---|---|---|---|');
   for (let round = 0; round < rounds; round++) {
     const rate = (of: Run[]) => Math.round((of[round] as Run).requestsPerSecond);
-    console.log(`| ${round + 1} | ${rate(a)} | ${rate(b)} | ${rate(c)} | ${(ratiosB[round] as number).toFixed(3)} | ${(ratiosC[round] as number).toFixed(3)} |`);
+    console.log(
+      `| ${round + 1} | ${rate(a)} | ${rate(b)} | ${rate(c)} | ${(ratiosB[round] as number).toFixed(3)} | ${(ratiosC[round] as number).toFixed(3)} |`,
+    );
   }
   const meanRate = (of: Run[]) => Math.round(mean(of.map((r) => r.requestsPerSecond)));
-  console.log(`| mean | ${meanRate(a)} | ${meanRate(b)} | ${meanRate(c)} | **${meanB.toFixed(3)}** | ${mean(ratiosC).toFixed(3)} |`);
-  console.log('\n| target | CPU µs per request (server process) | p50 ms (mean) | p99 ms (worst round) | non-2xx | errors |');
+  console.log(
+    `| mean | ${meanRate(a)} | ${meanRate(b)} | ${meanRate(c)} | **${meanB.toFixed(3)}** | ${mean(ratiosC).toFixed(3)} |`,
+  );
+  console.log(
+    '\n| target | CPU µs per request (server process) | p50 ms (mean) | p99 ms (worst round) | non-2xx | errors |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const [index, target] of targets.entries()) {
     const of = results[index] as Run[];
@@ -271,7 +308,8 @@ async function throughputPart(serverA: RunningServer, serverB: RunningServer, pr
   );
   const cpuRatio = mean(b.map((r) => r.cpuMicrosPerRequest)) / mean(a.map((r) => r.cpuMicrosPerRequest));
   console.log(`For information: the server process's CPU time per request, B/A = ${cpuRatio.toFixed(3)}.`);
-  if (failures > 0) console.log(`WARNING: ${failures} non-2xx answers or errors during the runs: the figures above are not valid.`);
+  if (failures > 0)
+    console.log(`WARNING: ${failures} non-2xx answers or errors during the runs: the figures above are not valid.`);
   return failures === 0;
 }
 
@@ -332,7 +370,9 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
   await Promise.all(
     Array.from({ length: connections }, async (_, client) => {
       for (let n = 0; performance.now() < warmupEnd; n++) {
-        const answer = await request(`${url}/api/auth/mobile/token`, { json: signInBody(provider, subOf(client, n)) }).catch(() => undefined);
+        const answer = await request(`${url}/api/auth/mobile/token`, {
+          json: signInBody(provider, subOf(client, n)),
+        }).catch(() => undefined);
         if (answer?.status !== 200) warmupFailures++;
         warmupCount++;
       }
@@ -342,7 +382,9 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
   // Minting on the fly in the warm-up slowed it: twice its rate, and more are minted if needed.
   const perClient = Math.min(20_000, Math.ceil((warmupRate * seconds * 2) / connections) + 2);
   const mintStarted = performance.now();
-  const minted: SignInBody[][] = Array.from({ length: connections }, (_, client) => Array.from({ length: perClient }, (_, n) => signInBody(provider, subOf(client, n))));
+  const minted: SignInBody[][] = Array.from({ length: connections }, (_, client) =>
+    Array.from({ length: perClient }, (_, n) => signInBody(provider, subOf(client, n))),
+  );
   const mintMs = performance.now() - mintStarted;
   const signInPhase = newPhase('sign-in (POST /api/auth/mobile/token)');
   let mintedLate = 0;
@@ -355,14 +397,21 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
     await timed(signInPhase, () => request(`${url}/api/auth/mobile/token`, { json: ready }));
     return true;
   });
-  signInPhase.notes.push(`${connections * perClient} ID tokens minted ahead in ${(mintMs / 1000).toFixed(1)} s (warm-up ran ${warmupRate.toFixed(0)}/s)`);
-  if (warmupFailures > 0) signInPhase.notes.push(`${warmupFailures} of ${warmupCount} sign-ins of the untimed warm-up failed`);
-  if (mintedLate > 0) signInPhase.notes.push(`${mintedLate} ID tokens minted inside the timed loop (not enough minted ahead)`);
+  signInPhase.notes.push(
+    `${connections * perClient} ID tokens minted ahead in ${(mintMs / 1000).toFixed(1)} s (warm-up ran ${warmupRate.toFixed(0)}/s)`,
+  );
+  if (warmupFailures > 0)
+    signInPhase.notes.push(`${warmupFailures} of ${warmupCount} sign-ins of the untimed warm-up failed`);
+  if (mintedLate > 0)
+    signInPhase.notes.push(`${mintedLate} ID tokens minted inside the timed loop (not enough minted ahead)`);
   phases.push(signInPhase);
 
   // Refresh: each client rotates its own refresh token; a refused one is replaced (untimed).
   const refreshTokens = await Promise.all(
-    Array.from({ length: connections }, async (_, client) => (await signIn(server, signInBody(provider, `refresher-${client}`))).refreshToken),
+    Array.from(
+      { length: connections },
+      async (_, client) => (await signIn(server, signInBody(provider, `refresher-${client}`))).refreshToken,
+    ),
   );
   const refreshPhase = newPhase('refresh (POST /api/auth/token, form-encoded)');
   let replaced = 0;
@@ -379,13 +428,17 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
     }
     return true;
   });
-  if (replaced > 0) refreshPhase.notes.push(`${replaced} refresh tokens refused and replaced by a new sign-in (untimed)`);
+  if (replaced > 0)
+    refreshPhase.notes.push(`${replaced} refresh tokens refused and replaced by a new sign-in (untimed)`);
   phases.push(refreshPhase);
 
   // Logout: sessions signed in beforehand, as many as the faster of the two phases above would
   // end in the time, plus a margin.
   const rateOf = (phase: Phase) => (phase.latencies.length / phase.wallMs) * 1000;
-  const poolSize = Math.min(200_000, Math.ceil(Math.max(rateOf(signInPhase), rateOf(refreshPhase)) * seconds * 1.5) + connections * 2);
+  const poolSize = Math.min(
+    200_000,
+    Math.ceil(Math.max(rateOf(signInPhase), rateOf(refreshPhase)) * seconds * 1.5) + connections * 2,
+  );
   const poolStarted = performance.now();
   const pool: string[] = [];
   await pooled(poolSize, connections, async (i) => {
@@ -404,10 +457,13 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
     return true;
   });
   logoutPhase.notes.push(`${poolSize} sessions signed in beforehand in ${(poolMs / 1000).toFixed(1)} s`);
-  if (ranOut) logoutPhase.notes.push(`the sessions ran out after ${(logoutPhase.wallMs / 1000).toFixed(1)} s of ${seconds} s`);
+  if (ranOut)
+    logoutPhase.notes.push(`the sessions ran out after ${(logoutPhase.wallMs / 1000).toFixed(1)} s of ${seconds} s`);
   phases.push(logoutPhase);
 
-  console.log(`\n## 2. Sign-in, refresh and logout: ${connections} concurrent clients, ${seconds} s each (fetch, keep-alive; client-side latency)\n`);
+  console.log(
+    `\n## 2. Sign-in, refresh and logout: ${connections} concurrent clients, ${seconds} s each (fetch, keep-alive; client-side latency)\n`,
+  );
   console.log('| operation | requests | per second | median ms | p99 ms | errors (non-2xx) |');
   console.log('|---|---|---|---|---|---|');
   let failures = 0;
@@ -415,7 +471,10 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
     const errors = [...phase.statuses].filter(([status]) => status < 200 || status >= 300);
     const errorCount = errors.reduce((sum, [, count]) => sum + count, 0);
     failures += errorCount;
-    const detail = errors.length > 0 ? ` (${errors.map(([status, count]) => `${status === 0 ? 'network' : status}: ${count}`).join(', ')})` : '';
+    const detail =
+      errors.length > 0
+        ? ` (${errors.map(([status, count]) => `${status === 0 ? 'network' : status}: ${count}`).join(', ')})`
+        : '';
     const n = phase.latencies.length;
     console.log(
       `| ${phase.name} | ${n} | ${rateOf(phase).toFixed(0)} | ${n ? median(phase.latencies).toFixed(1) : '-'} | ${n ? percentile(phase.latencies, 99).toFixed(1) : '-'} | ${errorCount}${detail} |`,
@@ -428,7 +487,9 @@ async function latencyPart(server: RunningServer, provider: StandInProvider): Pr
 
 // ---------------------------------------------------------------------------------------------
 
-console.log(`# Sessions benchmark on ${kind} PostgreSQL (Node ${process.version}, ${cpus().length} cores, ${new Date().toISOString()})`);
+console.log(
+  `# Sessions benchmark on ${kind} PostgreSQL (Node ${process.version}, ${cpus().length} cores, ${new Date().toISOString()})`,
+);
 console.log(`\n    ${command}`);
 
 const provider = await startStandInProvider('google');

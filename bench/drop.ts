@@ -8,7 +8,20 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { Database } from '../plugins/app/db.js';
 import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
-import { apiCall, BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, expectOk, leanCall, type LeanAnswer, median, percentile, processCpuMicros, startServer } from './lib.js';
+import {
+  apiCall,
+  BENCH_SERVER_ENV,
+  benchDatabase,
+  benchToken,
+  databaseKind,
+  expectOk,
+  leanCall,
+  type LeanAnswer,
+  median,
+  percentile,
+  processCpuMicros,
+  startServer,
+} from './lib.js';
 import { checkUrl } from './mixed-load.js';
 
 /**
@@ -69,7 +82,8 @@ const run = promisify(execFile);
 
 /** What the fans saw: answers by `step status`, and the 503s they were told to wait out. */
 const outcomes = new Map<string, number>();
-const tally = (step: string, status: number) => outcomes.set(`${step} ${status}`, (outcomes.get(`${step} ${status}`) ?? 0) + 1);
+const tally = (step: string, status: number) =>
+  outcomes.set(`${step} ${status}`, (outcomes.get(`${step} ${status}`) ?? 0) + 1);
 let shed = 0;
 
 /** A call repeated while it is shed, after Retry-After and a random part of a second. */
@@ -88,27 +102,57 @@ const keyHeaders = (): Record<string, string> => (values.keys ? { 'idempotency-k
 const database = await benchDatabase(kind);
 const profileDir = values.profile;
 try {
-  const env = { ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: 'info', PURCHASE_RATE_LIMIT: '1000000000', CRON_INTERNAL: 'false', ...serverSettings };
+  const env = {
+    ...database.env,
+    ...BENCH_SERVER_ENV,
+    LOG_LEVEL: 'info',
+    PURCHASE_RATE_LIMIT: '1000000000',
+    CRON_INTERNAL: 'false',
+    ...serverSettings,
+  };
   const server = await startServer(env, 3571, { profileDir });
   const serverPid = server.child.pid as number;
   try {
     const api = (path: string) => `${server.url}/api${path}`;
-    const pack = await expectOk('create pack', apiCall(api('/admin/packs'), 'POST', admin, { name: 'The drop', price: 1, cardsPerPack: cards }), 201);
+    const pack = await expectOk(
+      'create pack',
+      apiCall(api('/admin/packs'), 'POST', admin, { name: 'The drop', price: 1, cardsPerPack: cards }),
+      201,
+    );
     for (let i = 0; i < entries; i++) {
-      const collectible = await expectOk('create collectible', apiCall(api('/admin/collectibles'), 'POST', admin, { name: `Drop card ${i}` }), 201);
-      await expectOk('add', apiCall(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'addCollectible', collectibleId: collectible.id, quantity: copies }));
+      const collectible = await expectOk(
+        'create collectible',
+        apiCall(api('/admin/collectibles'), 'POST', admin, { name: `Drop card ${i}` }),
+        201,
+      );
+      await expectOk(
+        'add',
+        apiCall(api(`/admin/packs/${pack.id}`), 'POST', admin, {
+          action: 'addCollectible',
+          collectibleId: collectible.id,
+          quantity: copies,
+        }),
+      );
     }
     const publishStarted = performance.now();
-    await expectOk('publish', apiCall(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'publish' }, { tries: 1 }));
+    await expectOk(
+      'publish',
+      apiCall(api(`/admin/packs/${pack.id}`), 'POST', admin, { action: 'publish' }, { tries: 1 }),
+    );
     const publishMs = performance.now() - publishStarted;
 
     const fans = Array.from({ length: fanCount }, (_, i) => benchToken({ sub: `drop-fan-${i}` }));
     for (const [i, token] of fans.entries()) {
       await expectOk('sign in', apiCall(api('/user'), 'GET', token));
-      await expectOk('fund', apiCall(api(`/admin/wallets/drop-fan-${i}/adjustments`), 'POST', admin, { amount: 1_000_000, reason: 'bench' }), 201);
+      await expectOk(
+        'fund',
+        apiCall(api(`/admin/wallets/drop-fan-${i}/adjustments`), 'POST', admin, { amount: 1_000_000, reason: 'bench' }),
+        201,
+      );
     }
     const purchasePath = api(`/packs/${pack.id}/purchase`);
-    const start = (token: string) => served('start', () => leanCall(purchasePath, 'POST', token, undefined, keyHeaders()));
+    const start = (token: string) =>
+      served('start', () => leanCall(purchasePath, 'POST', token, undefined, keyHeaders()));
 
     // 1. Starts until `startsWanted` reservations are live.
     const startTimes: number[] = [];
@@ -122,7 +166,8 @@ try {
           issued += 1;
           const began = performance.now();
           const answer = await start(token);
-          if (answer.status !== 201) throw new Error(`a start answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+          if (answer.status !== 201)
+            throw new Error(`a start answered ${answer.status}: ${JSON.stringify(answer.body)}`);
           startLatencies.push(performance.now() - began);
           startTimes.push(performance.now());
         }
@@ -153,12 +198,13 @@ try {
             failedPurchases += 1;
             continue;
           }
-          const completed = await served('complete', () => leanCall(purchasePath, 'PUT', token, { purchaseId }, keyHeaders()));
+          const completed = await served('complete', () =>
+            leanCall(purchasePath, 'PUT', token, { purchaseId }, keyHeaders()),
+          );
           if (completed.status === 200) {
             purchaseMs.push(performance.now() - began);
             purchaseTimes.push(performance.now());
-          }
-          else failedPurchases += 1;
+          } else failedPurchases += 1;
         }
       }),
     );
@@ -186,20 +232,37 @@ try {
                (select sum(e.remaining) from pack_pool_entries e where e.pack_id = p.id)::bigint + (p.opened * p.cards_per_pack) as copies,
                p.cards_per_pack
         from packs p where p.id = '${packId}'`);
-      const row = counted.rows[0] as { sold: number; live: number; pending: number; copies: string; cards_per_pack: number };
-      sales = { sold: row.sold, live: row.live, pending: row.pending, capacity: Math.floor(Number(row.copies) / row.cards_per_pack) };
+      const row = counted.rows[0] as {
+        sold: number;
+        live: number;
+        pending: number;
+        copies: string;
+        cards_per_pack: number;
+      };
+      sales = {
+        sold: row.sold,
+        live: row.live,
+        pending: row.pending,
+        capacity: Math.floor(Number(row.copies) / row.cards_per_pack),
+      };
       violations = await findEconomyViolations(drizzle({ client }) as unknown as Database);
 
       await sqlText('drop table if exists bench_packs, bench_purchases, bench_wallets, bench_ledger, bench_user_packs');
-      await sqlText('create table bench_packs (id integer primary key, reserved integer not null, sold integer not null)');
+      await sqlText(
+        'create table bench_packs (id integer primary key, reserved integer not null, sold integer not null)',
+      );
       await sqlText('insert into bench_packs values (1, 0, 0)');
       await sqlText(
         'create table bench_purchases (id bigserial primary key, pack_id integer not null references bench_packs, user_id integer not null, status text not null, expires_at timestamptz not null)',
       );
       await sqlText('create table bench_wallets (user_id integer primary key, balance integer not null)');
       await sqlText(`insert into bench_wallets select g, 1000000000 from generate_series(0, ${fanCount}) g`);
-      await sqlText('create table bench_ledger (id bigserial primary key, user_id integer not null, amount integer not null, balance_after integer not null)');
-      await sqlText('create table bench_user_packs (id bigserial primary key, user_id integer not null, purchase_id bigint not null references bench_purchases)');
+      await sqlText(
+        'create table bench_ledger (id bigserial primary key, user_id integer not null, amount integer not null, balance_after integer not null)',
+      );
+      await sqlText(
+        'create table bench_user_packs (id bigserial primary key, user_id integer not null, purchase_id bigint not null references bench_purchases)',
+      );
       const script = join(folder, 'purchase.sql');
       writeFileSync(
         script,
@@ -220,13 +283,25 @@ try {
         ].join('\n'),
       );
       const url = new URL(await checkUrl(database.env));
-      const target = ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username) || 'postgres', url.pathname.slice(1)];
+      const target = [
+        '-h',
+        url.hostname,
+        '-p',
+        url.port || '5432',
+        '-U',
+        decodeURIComponent(url.username) || 'postgres',
+        url.pathname.slice(1),
+      ];
       // The fans' concurrency, within what the server accepts (400 fans share the service's pool of 10).
       const maxConnections = Number((await sqlText('show max_connections')).rows[0]?.max_connections);
       pgbenchClients = Math.min(fanCount, maxConnections - 20);
-      const { stdout } = await run('pgbench', ['-n', '-c', String(pgbenchClients), '-j', '2', '-T', String(seconds), '-f', script, ...target], {
-        env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) },
-      });
+      const { stdout } = await run(
+        'pgbench',
+        ['-n', '-c', String(pgbenchClients), '-j', '2', '-T', String(seconds), '-f', script, ...target],
+        {
+          env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) },
+        },
+      );
       pgbenchTps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1]);
       await sqlText('drop table bench_user_packs, bench_ledger, bench_wallets, bench_purchases, bench_packs');
     } finally {
@@ -235,8 +310,12 @@ try {
     }
 
     // A pause of the whole crowd (the database stalled, the machine did) shows as a gap between answers.
-    const longestPause = (times: number[]) => times.reduce((longest, at, i) => (i === 0 ? 0 : Math.max(longest, at - (times[i - 1] as number))), 0);
-    const settings = Object.entries(serverSettings).map(([key, value]) => `${key}=${value}`).join(', ') || 'defaults';
+    const longestPause = (times: number[]) =>
+      times.reduce((longest, at, i) => (i === 0 ? 0 : Math.max(longest, at - (times[i - 1] as number))), 0);
+    const settings =
+      Object.entries(serverSettings)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(', ') || 'defaults';
     console.log(
       `A drop on ${kind} PostgreSQL: ${entries} x ${copies.toLocaleString('en')} copies, ${cards} a pack, ${fanCount} fans${values.keys ? ', an Idempotency-Key on every call' : ''}; server settings: ${settings}; Node ${process.version}\n`,
     );
@@ -245,21 +324,37 @@ try {
     console.log('|---|---|');
     console.log(`| publish of the pool | ${publishMs.toFixed(0)} ms |`);
     console.log(`| starts/s over the first ${windowSize.toLocaleString('en')} | ${firstRate.toFixed(0)} |`);
-    console.log(`| starts/s over the last ${windowSize.toLocaleString('en')} of ${startTimes.length.toLocaleString('en')} | ${lastRate.toFixed(0)} (${ratio.toFixed(2)} of the first; bar 0.8) |`);
-    console.log(`| start latency p50 / p99 / max | ${median(startLatencies).toFixed(0)} / ${percentile(startLatencies, 99).toFixed(0)} / ${Math.max(...startLatencies).toFixed(0)} ms |`);
+    console.log(
+      `| starts/s over the last ${windowSize.toLocaleString('en')} of ${startTimes.length.toLocaleString('en')} | ${lastRate.toFixed(0)} (${ratio.toFixed(2)} of the first; bar 0.8) |`,
+    );
+    console.log(
+      `| start latency p50 / p99 / max | ${median(startLatencies).toFixed(0)} / ${percentile(startLatencies, 99).toFixed(0)} / ${Math.max(...startLatencies).toFixed(0)} ms |`,
+    );
     console.log(`| longest pause between two start answers | ${longestPause(startTimes).toFixed(0)} ms |`);
-    console.log(`| whole purchases/s with ${startTimes.length.toLocaleString('en')} reservations live | ${purchasesPerSecond.toFixed(0)} (${purchaseMs.length} in ${(purchaseWall / 1000).toFixed(1)} s) |`);
+    console.log(
+      `| whole purchases/s with ${startTimes.length.toLocaleString('en')} reservations live | ${purchasesPerSecond.toFixed(0)} (${purchaseMs.length} in ${(purchaseWall / 1000).toFixed(1)} s) |`,
+    );
     console.log(`| pgbench, the same two transactions, ${pgbenchClients} clients | ${pgbenchTps.toFixed(0)}/s |`);
-    console.log(`| whole purchases ÷ pgbench | **${(purchasesPerSecond / pgbenchTps).toFixed(2)}** (bar 0.5, aim 1.0) |`);
-    console.log(`| purchase latency (start + complete) p50 / p99 / max | ${median(purchaseMs).toFixed(0)} / **${percentile(purchaseMs, 99).toFixed(0)} ms** / ${Math.max(...purchaseMs).toFixed(0)} ms (bar: p99 under 250 ms) |`);
+    console.log(
+      `| whole purchases ÷ pgbench | **${(purchasesPerSecond / pgbenchTps).toFixed(2)}** (bar 0.5, aim 1.0) |`,
+    );
+    console.log(
+      `| purchase latency (start + complete) p50 / p99 / max | ${median(purchaseMs).toFixed(0)} / **${percentile(purchaseMs, 99).toFixed(0)} ms** / ${Math.max(...purchaseMs).toFixed(0)} ms (bar: p99 under 250 ms) |`,
+    );
     console.log(`| longest pause between two whole purchases | ${longestPause(purchaseTimes).toFixed(0)} ms |`);
     console.log(`| answers shed (503 overloaded) | **${shed}** (bar 0) |`);
     console.log(`| purchases that failed otherwise | ${failedPurchases} |`);
-    console.log(`| server CPU per start / per whole purchase | ${(startCpu.server / 1000).toFixed(2)} / ${(purchaseCpu.server / 1000).toFixed(2)} ms |`);
-    console.log(`| load generator CPU per start / per whole purchase | ${(startCpu.bench / 1000).toFixed(2)} / ${(purchaseCpu.bench / 1000).toFixed(2)} ms |`);
+    console.log(
+      `| server CPU per start / per whole purchase | ${(startCpu.server / 1000).toFixed(2)} / ${(purchaseCpu.server / 1000).toFixed(2)} ms |`,
+    );
+    console.log(
+      `| load generator CPU per start / per whole purchase | ${(startCpu.bench / 1000).toFixed(2)} / ${(purchaseCpu.bench / 1000).toFixed(2)} ms |`,
+    );
     if (sales) {
       const oversold = sales.sold + sales.live > sales.capacity;
-      console.log(`| sold + live reservations against what the pool can fill | ${sales.sold.toLocaleString('en')} + ${sales.live.toLocaleString('en')} of ${sales.capacity.toLocaleString('en')}: ${oversold ? '**OVERSOLD**' : 'nothing oversold'} |`);
+      console.log(
+        `| sold + live reservations against what the pool can fill | ${sales.sold.toLocaleString('en')} + ${sales.live.toLocaleString('en')} of ${sales.capacity.toLocaleString('en')}: ${oversold ? '**OVERSOLD**' : 'nothing oversold'} |`,
+      );
     }
     console.log(`| invariant violations | ${violations.length} |`);
     console.log(`\nanswers by step and status: ${[...outcomes].map(([what, n]) => `${what} x${n}`).join(', ')}`);

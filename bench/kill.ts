@@ -1,7 +1,15 @@
 import { parseArgs } from 'node:util';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import { BENCH_SERVER_ENV, benchDatabase, databaseKind, median, type RunningServer, startServer } from './lib.js';
-import { checkAcknowledged, checkUrl, emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, servedInBatches } from './mixed-load.js';
+import {
+  checkAcknowledged,
+  checkUrl,
+  emptyTally,
+  nothingAcknowledged,
+  prepareMixedLoad,
+  runMixedLoad,
+  servedInBatches,
+} from './mixed-load.js';
 
 /**
  * SIGKILL under mixed write load, then restart and check, `--kills` times, on one database:
@@ -35,13 +43,36 @@ const PORT = 3531;
 const stripe = await startStripeStandIn();
 const database = await benchDatabase(kind);
 try {
-  const env = { ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, LOG_LEVEL: 'error', PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false' };
+  const env = {
+    ...database.env,
+    ...BENCH_SERVER_ENV,
+    ...stripe.env,
+    LOG_LEVEL: 'error',
+    PURCHASE_RATE_LIMIT: '1000000',
+    CRON_INTERNAL: 'false',
+  };
   const acked = nothingAcknowledged();
   const tally = emptyTally();
   const restarts: number[] = [];
   let server: RunningServer = await startServer(env, PORT);
-  const setup = await prepareMixedLoad(server.url, { prefix: 'kill', fans: fanCount, buyers: buyerCount, cardsPerPack: 3, copiesPerCard: 20_000 });
-  const mixedLoad = (round: number) => runMixedLoad({ url: server.url, setup, stripe, writers, label: `kill-${round}`, acked, tally, keepGoing: () => true });
+  const setup = await prepareMixedLoad(server.url, {
+    prefix: 'kill',
+    fans: fanCount,
+    buyers: buyerCount,
+    cardsPerPack: 3,
+    copiesPerCard: 20_000,
+  });
+  const mixedLoad = (round: number) =>
+    runMixedLoad({
+      url: server.url,
+      setup,
+      stripe,
+      writers,
+      label: `kill-${round}`,
+      acked,
+      tally,
+      keepGoing: () => true,
+    });
   const allProblems: string[] = [];
   for (let round = 1; round <= kills; round++) {
     const load = mixedLoad(round);
@@ -67,16 +98,22 @@ try {
   const termMs = performance.now() - signalled;
   await load;
   server = await startServer(env, PORT);
-  allProblems.push(...(await checkAcknowledged(await checkUrl(env), acked)).map((problem) => `after SIGTERM: ${problem}`));
+  allProblems.push(
+    ...(await checkAcknowledged(await checkUrl(env), acked)).map((problem) => `after SIGTERM: ${problem}`),
+  );
   await server.stop();
 
-  console.log(`SIGKILL under mixed write load on ${kind}: ${writers} admin writers, ${fanCount} fans buying and opening, ${buyerCount} buyers paying through Checkout; Node ${process.version}\n`);
+  console.log(
+    `SIGKILL under mixed write load on ${kind}: ${writers} admin writers, ${fanCount} fans buying and opening, ${buyerCount} buyers paying through Checkout; Node ${process.version}\n`,
+  );
   const starts = servedInBatches(tally.batchTimes.starts);
   const completes = servedInBatches(tally.batchTimes.completes);
   console.log(
     `Served in batches of two or more: ${starts.batched} of ${starts.all} starts and ${completes.batched} of ${completes.all} completes acknowledged (half the fans send Idempotency-Keys).\n`,
   );
-  console.log('| kills | requests answered | acknowledged: admin creations / purchases / opens / payments | lost acknowledged writes | invariant violations | restart to ready (median / max) | SIGTERM under load |');
+  console.log(
+    '| kills | requests answered | acknowledged: admin creations / purchases / opens / payments | lost acknowledged writes | invariant violations | restart to ready (median / max) | SIGTERM under load |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   const lost = allProblems.filter((problem) => problem.includes('lost')).length;
   const admin = acked.collectibles.size + acked.packs.size + acked.poolEntries.size;

@@ -62,7 +62,10 @@ export function databaseKind(value: string | undefined): DatabaseKind {
  * A new data folder for the embedded PostgreSQL (the server under test starts it), or a new
  * database on the external PostgreSQL server at `serverUrl`.
  */
-export async function benchDatabase(kind: DatabaseKind, serverUrl = 'postgres://postgres@127.0.0.1:5432/test'): Promise<BenchDatabase> {
+export async function benchDatabase(
+  kind: DatabaseKind,
+  serverUrl = 'postgres://postgres@127.0.0.1:5432/test',
+): Promise<BenchDatabase> {
   if (kind === 'embedded') {
     const folder = mkdtempSync(join(tmpdir(), 'pack-bench-'));
     // As root, PostgreSQL runs as the `postgres` user, which must reach the folder.
@@ -118,7 +121,11 @@ const PERF_MAP_FLAGS = process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--log
  * <pid>` names their JavaScript functions (V8's profile attributes time spent in the kernel to the
  * syscall that was running, and says little of where a loopback write's cost goes).
  */
-export async function startServer(env: Record<string, string>, port: number, options: { profileDir?: string } = {}): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string>,
+  port: number,
+  options: { profileDir?: string } = {},
+): Promise<RunningServer> {
   const profiling = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const child = spawn(process.execPath, [...profiling, ...PERF_MAP_FLAGS, join(projectRoot, 'dist', 'server.js')], {
     cwd: projectRoot,
@@ -170,7 +177,8 @@ export async function recordResponse(url: string): Promise<Recording> {
   const headers: Record<string, string> = {};
   recorded.headers.forEach((value, name) => {
     // Framing headers are the server's own business; everything else is replayed as recorded.
-    if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)) headers[name] = value;
+    if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))
+      headers[name] = value;
   });
   headers['content-length'] = String(body.length);
   return { status: recorded.status, headers, body };
@@ -180,18 +188,30 @@ export async function recordResponse(url: string): Promise<Recording> {
  * A server answering every request with `recording` (bench/reference-server.ts), in a process of
  * its own so that its CPU time can be read apart from everything else's.
  */
-export async function startReferenceServer(kind: ReferenceKind, recording: Recording, port: number): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...PERF_MAP_FLAGS, '--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')], {
-    cwd: projectRoot,
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      REFERENCE_KIND: kind,
-      PORT: String(port),
-      REPLAY: JSON.stringify({ status: recording.status, headers: recording.headers, body: recording.body.toString('base64') }),
+export async function startReferenceServer(
+  kind: ReferenceKind,
+  recording: Recording,
+  port: number,
+): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [...PERF_MAP_FLAGS, '--import', 'tsx', join(projectRoot, 'bench', 'reference-server.ts')],
+    {
+      cwd: projectRoot,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'production',
+        REFERENCE_KIND: kind,
+        PORT: String(port),
+        REPLAY: JSON.stringify({
+          status: recording.status,
+          headers: recording.headers,
+          body: recording.body.toString('base64'),
+        }),
+      },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
@@ -243,10 +263,16 @@ export function pinToCpu(pid: number, cpu: number): void {
   if (result.status !== 0) throw new Error(`taskset could not pin ${pid} to CPU ${cpu}: ${result.stderr}`);
 }
 
-async function loadWithWrk(url: string, options: { connections: number; durationSeconds: number; cpu?: number }): Promise<LoadResult> {
+async function loadWithWrk(
+  url: string,
+  options: { connections: number; durationSeconds: number; cpu?: number },
+): Promise<LoadResult> {
   const output = await new Promise<string>((resolve, reject) => {
     const wrk = ['wrk', '-t1', `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', url];
-    const child = options.cpu === undefined ? spawn(wrk[0] as string, wrk.slice(1)) : spawn('taskset', ['-c', String(options.cpu), ...wrk]);
+    const child =
+      options.cpu === undefined
+        ? spawn(wrk[0] as string, wrk.slice(1))
+        : spawn('taskset', ['-c', String(options.cpu), ...wrk]);
     let text = '';
     child.stdout.on('data', (chunk) => {
       text += chunk;
@@ -255,20 +281,28 @@ async function loadWithWrk(url: string, options: { connections: number; duration
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}`))));
   });
   const number = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? Number.NaN);
-  const latency = (percent: string) => parseWrkDuration(new RegExp(`^\\s+${percent}%\\s+(\\S+)`, 'm').exec(output)?.[1] ?? '');
+  const latency = (percent: string) =>
+    parseWrkDuration(new RegExp(`^\\s+${percent}%\\s+(\\S+)`, 'm').exec(output)?.[1] ?? '');
   return {
     requests: number(/(\d+) requests in/),
     requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/),
     p50: latency('50'),
     p99: latency('99'),
     non2xx: number(/Non-2xx or 3xx responses:\s+(\d+)/) || 0,
-    errors: (/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)?.slice(1) ?? []).reduce((sum, n) => sum + Number(n), 0),
+    errors: (
+      /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)?.slice(1) ?? []
+    ).reduce((sum, n) => sum + Number(n), 0),
   };
 }
 
 export async function load(
   url: string,
-  options: { connections: number; durationSeconds: number; tool?: LoadTool; /** wrk only: the CPU it runs on. */ cpu?: number },
+  options: {
+    connections: number;
+    durationSeconds: number;
+    tool?: LoadTool /** wrk only: the CPU it runs on. */;
+    cpu?: number;
+  },
 ): Promise<LoadResult> {
   if ((options.tool ?? 'autocannon') === 'wrk') return loadWithWrk(url, options);
   const result = await autocannon({
@@ -304,7 +338,9 @@ export function processCpuMicros(pid: number): number {
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 export function percentile(values: number[], p: number): number {
@@ -335,12 +371,21 @@ export async function apiCall(
   for (let attempt = 1; ; attempt++) {
     const res = await fetch(url, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     });
-    const answer: ApiAnswer = { status: res.status, retryAfterSeconds: Number(res.headers.get('retry-after')) || undefined, json: (await res.json()) as ApiAnswer['json'] };
-    const overloaded = answer.status === 503 && (answer.json as { error?: { code?: string } }).error?.code === 'overloaded';
+    const answer: ApiAnswer = {
+      status: res.status,
+      retryAfterSeconds: Number(res.headers.get('retry-after')) || undefined,
+      json: (await res.json()) as ApiAnswer['json'],
+    };
+    const overloaded =
+      answer.status === 503 && (answer.json as { error?: { code?: string } }).error?.code === 'overloaded';
     if (!overloaded || options.retryOverloaded === false || attempt >= (options.tries ?? 5)) return answer;
     // Up to a second more at random: clients refused together must not all come back together.
     await new Promise((resolve) => setTimeout(resolve, ((answer.retryAfterSeconds ?? 1) + Math.random()) * 1000));
@@ -348,7 +393,11 @@ export async function apiCall(
 }
 
 /** The answer's data, or an error naming what failed when the status is not `status`. */
-export async function expectOk(what: string, answer: Promise<ApiAnswer>, status = 200): Promise<Record<string, unknown> & { id: string }> {
+export async function expectOk(
+  what: string,
+  answer: Promise<ApiAnswer>,
+  status = 200,
+): Promise<Record<string, unknown> & { id: string }> {
   const res = await answer;
   if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.json)}`);
   return res.json.data as Record<string, unknown> & { id: string };
@@ -369,7 +418,13 @@ export interface LeanAnswer {
  * fetch's CPU. The load generator shares the machine's two cores with the server and its
  * PostgreSQL, so its own cost per request is part of every figure it measures.
  */
-export function leanCall(url: string, method: string, token: string, body?: unknown, headers: Record<string, string> = {}): Promise<LeanAnswer> {
+export function leanCall(
+  url: string,
+  method: string,
+  token: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<LeanAnswer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const request = httpRequest(
@@ -380,7 +435,9 @@ export function leanCall(url: string, method: string, token: string, body?: unkn
         timeout: 30_000,
         headers: {
           authorization: `Bearer ${token}`,
-          ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
           ...headers,
         },
       },

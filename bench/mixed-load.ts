@@ -20,7 +20,8 @@ const admin = benchToken({ sub: 'bench-admin', role: 'admin' });
 /** Waits `ms`, or less once `keepGoing()` answers false. */
 async function sleepWhile(ms: number, keepGoing: () => boolean): Promise<void> {
   const until = performance.now() + ms;
-  while (keepGoing() && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - performance.now())));
+  while (keepGoing() && performance.now() < until)
+    await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - performance.now())));
 }
 
 export interface Acknowledged {
@@ -73,7 +74,10 @@ export const emptyTally = (): Tally => ({
 /** How many of the purchases counted in `times` shared their batch with another. */
 export function servedInBatches(times: Map<string, number>): { batched: number; all: number } {
   const counts = [...times.values()];
-  return { batched: counts.filter((n) => n > 1).reduce((sum, n) => sum + n, 0), all: counts.reduce((sum, n) => sum + n, 0) };
+  return {
+    batched: counts.filter((n) => n > 1).reduce((sum, n) => sum + n, 0),
+    all: counts.reduce((sum, n) => sum + n, 0),
+  };
 }
 
 /** What the fans and buyers use: a published hot pack, funded fans, a coin bundle's price. */
@@ -89,19 +93,42 @@ export async function prepareMixedLoad(
   options: { prefix: string; fans: number; buyers: number; cardsPerPack: number; copiesPerCard: number },
 ): Promise<MixedLoadSetup> {
   const call = (method: string, path: string, body?: unknown) => apiCall(`${url}${path}`, method, admin, body);
-  const hot = await expectOk('create pack', call('POST', '/api/admin/packs', { name: 'Hot pack', price: 1, cardsPerPack: options.cardsPerPack }), 201);
+  const hot = await expectOk(
+    'create pack',
+    call('POST', '/api/admin/packs', { name: 'Hot pack', price: 1, cardsPerPack: options.cardsPerPack }),
+    201,
+  );
   for (let i = 0; i < 5; i++) {
-    const collectible = await expectOk('create collectible', call('POST', '/api/admin/collectibles', { name: `Hot card ${i}` }), 201);
-    await expectOk('add', call('POST', `/api/admin/packs/${hot.id}`, { action: 'addCollectible', collectibleId: collectible.id, quantity: options.copiesPerCard }));
+    const collectible = await expectOk(
+      'create collectible',
+      call('POST', '/api/admin/collectibles', { name: `Hot card ${i}` }),
+      201,
+    );
+    await expectOk(
+      'add',
+      call('POST', `/api/admin/packs/${hot.id}`, {
+        action: 'addCollectible',
+        collectibleId: collectible.id,
+        quantity: options.copiesPerCard,
+      }),
+    );
   }
   await expectOk('publish', call('POST', `/api/admin/packs/${hot.id}`, { action: 'publish' }));
   const fans = Array.from({ length: options.fans }, (_, i) => `${options.prefix}-fan-${i}`);
   for (const fan of fans) {
     await expectOk('sign in', apiCall(`${url}/api/user`, 'GET', benchToken({ sub: fan })));
-    await expectOk('fund', call('POST', `/api/admin/wallets/${fan}/adjustments`, { amount: 1_000_000, reason: 'bench' }), 201);
+    await expectOk(
+      'fund',
+      call('POST', `/api/admin/wallets/${fan}/adjustments`, { amount: 1_000_000, reason: 'bench' }),
+      201,
+    );
   }
   const product = await expectOk('product', call('POST', '/api/admin/products', { name: 'Coins', coins: 100 }), 201);
-  const price = await expectOk('price', call('POST', `/api/admin/products/${product.id}/prices`, { currency: 'usd', unitAmount: 199 }), 201);
+  const price = await expectOk(
+    'price',
+    call('POST', `/api/admin/products/${product.id}/prices`, { currency: 'usd', unitAmount: 199 }),
+    201,
+  );
   const buyers = Array.from({ length: options.buyers }, (_, i) => `${options.prefix}-buyer-${i}`);
   return { hotPackId: hot.id, priceId: price.id, fans, buyers };
 }
@@ -127,7 +154,11 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
   const { url, setup, stripe, acked, tally, keepGoing } = options;
   /** A call whose status is counted; anything but `expected` is recorded as unexpected. */
   const count = (key: string) => tally.unexpected.set(key, (tally.unexpected.get(key) ?? 0) + 1);
-  const step = async (what: string, expected: number, request: () => Promise<{ status: number; retryAfterSeconds?: number }>) => {
+  const step = async (
+    what: string,
+    expected: number,
+    request: () => Promise<{ status: number; retryAfterSeconds?: number }>,
+  ) => {
     let answer: { status: number; retryAfterSeconds?: number };
     const started = performance.now();
     try {
@@ -148,7 +179,15 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
     if (answer.status === 503 && answer.retryAfterSeconds) await sleepWhile(answer.retryAfterSeconds * 1000, keepGoing);
     return answer.status === expected;
   };
-  const call = (what: string, expected: number, method: string, path: string, body: unknown, as: string, headers?: Record<string, string>) => {
+  const call = (
+    what: string,
+    expected: number,
+    method: string,
+    path: string,
+    body: unknown,
+    as: string,
+    headers?: Record<string, string>,
+  ) => {
     let answer: ApiAnswer | undefined;
     return step(what, expected, async () => {
       answer = await apiCall(`${url}${path}`, method, as, body, { retryOverloaded: false, headers });
@@ -175,7 +214,15 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
       const started = await call('purchase', 201, 'POST', `${packPath}/purchase`, undefined, as, keyed());
       if (!started || !keepGoing()) return;
       countTime(tally.batchTimes.starts, started.createdAt);
-      const completed = await call('complete', 200, 'PUT', `${packPath}/purchase`, { purchaseId: started.id }, as, keyed());
+      const completed = await call(
+        'complete',
+        200,
+        'PUT',
+        `${packPath}/purchase`,
+        { purchaseId: started.id },
+        as,
+        keyed(),
+      );
       if (!completed || !keepGoing()) return;
       countTime(tally.batchTimes.completes, (completed as { purchase: { completedAt?: string } }).purchase.completedAt);
       const userPackId = (completed as { userPack: { id: string } }).userPack.id;
@@ -223,7 +270,8 @@ export async function runMixedLoad(options: MixedLoadOptions): Promise<void> {
       if (!pack || !keepGoing()) return;
       acked.packs.set(pack.id as string, name);
       const body = { action: 'addCollectible', collectibleId: collectible.id, quantity };
-      if (await call('add collectible', 200, 'POST', `/api/admin/packs/${pack.id}`, body, admin)) acked.poolEntries.set(`${pack.id}|${collectible.id}`, quantity);
+      if (await call('add collectible', 200, 'POST', `/api/admin/packs/${pack.id}`, body, admin))
+        acked.poolEntries.set(`${pack.id}|${collectible.id}`, quantity);
     });
   };
 
@@ -244,39 +292,66 @@ export async function checkAcknowledged(databaseUrl: string, acked: Acknowledged
   await client.connect();
   try {
     const problems: string[] = [];
-    const ids = async (sql: string) => new Map((await client.query<{ id: string; value: string }>(sql)).rows.map((row) => [row.id, row.value]));
+    const ids = async (sql: string) =>
+      new Map((await client.query<{ id: string; value: string }>(sql)).rows.map((row) => [row.id, row.value]));
     const collectibles = await ids('select id, name as value from collectibles');
     const packs = await ids('select id, name as value from packs');
-    const pool = await ids(`select pack_id || '|' || collectible_id as id, remaining::text as value from pack_pool_entries`);
-    const audited = new Set((await client.query<{ key: string }>("select action || '|' || target_id as key from audit_log")).rows.map((row) => row.key));
-    for (const [id, name] of acked.collectibles) if (collectibles.get(id) !== name) problems.push(`lost acknowledged collectible ${id}`);
+    const pool = await ids(
+      `select pack_id || '|' || collectible_id as id, remaining::text as value from pack_pool_entries`,
+    );
+    const audited = new Set(
+      (await client.query<{ key: string }>("select action || '|' || target_id as key from audit_log")).rows.map(
+        (row) => row.key,
+      ),
+    );
+    for (const [id, name] of acked.collectibles)
+      if (collectibles.get(id) !== name) problems.push(`lost acknowledged collectible ${id}`);
     for (const [id, name] of acked.packs) if (packs.get(id) !== name) problems.push(`lost acknowledged pack ${id}`);
-    for (const [key, quantity] of acked.poolEntries) if (pool.get(key) !== String(quantity)) problems.push(`lost acknowledged pool entry ${key}`);
+    for (const [key, quantity] of acked.poolEntries)
+      if (pool.get(key) !== String(quantity)) problems.push(`lost acknowledged pool entry ${key}`);
     // Each change and its audit row commit together: never one without the other.
-    for (const id of collectibles.keys()) if (!audited.has(`collectible.create|${id}`)) problems.push(`collectible ${id} without its audit row`);
-    for (const id of packs.keys()) if (!audited.has(`pack.create|${id}`)) problems.push(`pack ${id} without its audit row`);
-    for (const key of pool.keys()) if (!audited.has(`pack.addCollectible|${key.split('|')[0]}`)) problems.push(`pool entry ${key} without its audit row`);
+    for (const id of collectibles.keys())
+      if (!audited.has(`collectible.create|${id}`)) problems.push(`collectible ${id} without its audit row`);
+    for (const id of packs.keys())
+      if (!audited.has(`pack.create|${id}`)) problems.push(`pack ${id} without its audit row`);
+    for (const key of pool.keys())
+      if (!audited.has(`pack.addCollectible|${key.split('|')[0]}`))
+        problems.push(`pool entry ${key} without its audit row`);
     for (const key of audited) {
       const [action, target] = key.split('|') as [string, string];
-      if (action === 'collectible.create' && !collectibles.has(target)) problems.push(`audit row of a missing collectible ${target}`);
+      if (action === 'collectible.create' && !collectibles.has(target))
+        problems.push(`audit row of a missing collectible ${target}`);
       if (action === 'pack.create' && !packs.has(target)) problems.push(`audit row of a missing pack ${target}`);
     }
     const orphans = await client.query(
       'select 1 from pack_pool_entries e left join packs p on p.id = e.pack_id left join collectibles c on c.id = e.collectible_id where p.id is null or c.id is null',
     );
     if (orphans.rowCount) problems.push(`${orphans.rowCount} pool entries of a missing pack or collectible`);
-    const owned = new Map((await client.query<{ purchase_id: string; id: string }>('select purchase_id, id from user_packs')).rows.map((row) => [row.purchase_id, row.id]));
-    for (const [purchaseId, userPackId] of acked.purchases) if (owned.get(purchaseId) !== userPackId) problems.push(`lost acknowledged purchase ${purchaseId}`);
-    const opened = new Set((await client.query<{ user_pack_id: string }>('select user_pack_id from pack_opens')).rows.map((row) => row.user_pack_id));
-    for (const userPackId of acked.opens) if (!opened.has(userPackId)) problems.push(`lost acknowledged open ${userPackId}`);
+    const owned = new Map(
+      (await client.query<{ purchase_id: string; id: string }>('select purchase_id, id from user_packs')).rows.map(
+        (row) => [row.purchase_id, row.id],
+      ),
+    );
+    for (const [purchaseId, userPackId] of acked.purchases)
+      if (owned.get(purchaseId) !== userPackId) problems.push(`lost acknowledged purchase ${purchaseId}`);
+    const opened = new Set(
+      (await client.query<{ user_pack_id: string }>('select user_pack_id from pack_opens')).rows.map(
+        (row) => row.user_pack_id,
+      ),
+    );
+    for (const userPackId of acked.opens)
+      if (!opened.has(userPackId)) problems.push(`lost acknowledged open ${userPackId}`);
     const credited = new Map(
-      (await client.query<{ id: string; status: string; topups: number }>(
-        "select o.id, o.status, (select count(*)::int from wallet_ledger l where l.kind = 'topup' and l.reference = o.id) as topups from orders o",
-      )).rows.map((row) => [row.id, row]),
+      (
+        await client.query<{ id: string; status: string; topups: number }>(
+          "select o.id, o.status, (select count(*)::int from wallet_ledger l where l.kind = 'topup' and l.reference = o.id) as topups from orders o",
+        )
+      ).rows.map((row) => [row.id, row]),
     );
     for (const orderId of acked.orders) {
       const order = credited.get(orderId);
-      if (order?.status !== 'fulfilled' || order.topups !== 1) problems.push(`lost acknowledged payment ${orderId}: ${JSON.stringify(order)}`);
+      if (order?.status !== 'fulfilled' || order.topups !== 1)
+        problems.push(`lost acknowledged payment ${orderId}: ${JSON.stringify(order)}`);
     }
     // Everything else, acknowledged or not, must be whole: the invariants of check-invariants.
     const orm = drizzle({ client }) as unknown as Database;

@@ -5,7 +5,17 @@ import pg from 'pg';
 import type { Database } from '../plugins/app/db.js';
 import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
 import { startStripeStandIn } from '../test/support/stripe.js';
-import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
+import {
+  BENCH_SERVER_ENV,
+  benchDatabase,
+  databaseKind,
+  defaultLoadTool,
+  load,
+  type LoadResult,
+  median,
+  percentile,
+  startServer,
+} from './lib.js';
 import { checkUrl, emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad, type Tally } from './mixed-load.js';
 
 /**
@@ -41,7 +51,8 @@ const connections = Number(values.connections);
 const fanCount = Number(values.fans);
 const seconds = Number(values.seconds);
 const runs = new Set(values.runs.split(',').map((run) => run.trim()));
-if (![...runs].every((run) => ['1', '2', '3'].includes(run))) throw new Error('--runs: a comma-separated list of 1, 2 and 3');
+if (![...runs].every((run) => ['1', '2', '3'].includes(run)))
+  throw new Error('--runs: a comma-separated list of 1, 2 and 3');
 const PORT = 3561;
 const serverSettings = Object.fromEntries(
   values.env.map((pair) => {
@@ -83,29 +94,47 @@ async function withLagMeasured<T>(work: () => Promise<T>): Promise<[T, number]> 
 const stripe = await startStripeStandIn();
 const database = await benchDatabase(kind);
 try {
-  const env = { ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, LOG_LEVEL: 'error', PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false', ...serverSettings };
+  const env = {
+    ...database.env,
+    ...BENCH_SERVER_ENV,
+    ...stripe.env,
+    LOG_LEVEL: 'error',
+    PURCHASE_RATE_LIMIT: '1000000',
+    CRON_INTERNAL: 'false',
+    ...serverSettings,
+  };
   const server = await startServer(env, PORT);
   try {
-    const setup = await prepareMixedLoad(server.url, { prefix: 'overload', fans: connections, buyers: 0, cardsPerPack: 1, copiesPerCard: 100_000 });
+    const setup = await prepareMixedLoad(server.url, {
+      prefix: 'overload',
+      fans: connections,
+      buyers: 0,
+      cardsPerPack: 1,
+      copiesPerCard: 100_000,
+    });
     const rows: Row[] = [];
 
     /** The fans `fans` for `seconds`; answers their row. */
     const money = async (run: string, fans: number): Promise<Row> => {
       const tally: Tally = emptyTally();
       const until = performance.now() + seconds * 1000;
-      const [, generatorLagP99] = await withLagMeasured(() => runMixedLoad({
-        url: server.url,
-        setup: { ...setup, fans: setup.fans.slice(0, fans) },
-        stripe,
-        writers: 0,
-        label: run,
-        acked: nothingAcknowledged(),
-        tally,
-        keepGoing: () => performance.now() < until,
-      }));
+      const [, generatorLagP99] = await withLagMeasured(() =>
+        runMixedLoad({
+          url: server.url,
+          setup: { ...setup, fans: setup.fans.slice(0, fans) },
+          stripe,
+          writers: 0,
+          label: run,
+          acked: nothingAcknowledged(),
+          tally,
+          keepGoing: () => performance.now() < until,
+        }),
+      );
       const shedSteps = [...tally.unexpected].filter(([what]) => what.endsWith(' 503'));
       const shed = shedSteps.reduce((sum, [, n]) => sum + n, 0);
-      const other = [...tally.unexpected].filter(([what]) => !what.endsWith(' 503')).map(([what, n]) => `${what} x${n}`);
+      const other = [...tally.unexpected]
+        .filter(([what]) => !what.endsWith(' 503'))
+        .map(([what, n]) => `${what} x${n}`);
       const served = [...tally.servedByStep.values()].flat();
       return {
         run,
@@ -116,10 +145,15 @@ try {
         p99: percentile(tally.latenciesMs, 99),
         servedPerSecond: Math.round(served.length / seconds),
         servedP99: percentile(served, 99),
-        shed: shed === 0 ? '0' : `${shed} (${shedSteps.map(([what, n]) => `${what.replace(/ 503$/, '')} ${n}`).join(', ')})`,
+        shed:
+          shed === 0
+            ? '0'
+            : `${shed} (${shedSteps.map(([what, n]) => `${what.replace(/ 503$/, '')} ${n}`).join(', ')})`,
         other: other.join(', ') || 'none',
         generatorLagP99,
-        byStep: [...tally.servedByStep].map(([step, list]) => `${step} ${Math.round(percentile(list, 99))} ms`).join(', '),
+        byStep: [...tally.servedByStep]
+          .map(([step, list]) => `${step} ${Math.round(percentile(list, 99))} ms`)
+          .join(', '),
       };
     };
     const catalogRow = (run: string, result: LoadResult): Row => ({
@@ -142,7 +176,11 @@ try {
     if (runs.has('2')) {
       const [underFlood, catalog] = await Promise.all([
         money('2. money under a catalog flood', fanCount),
-        load(`${server.url}/api/packs`, { connections: connections - fanCount, durationSeconds: seconds, tool: defaultLoadTool() }),
+        load(`${server.url}/api/packs`, {
+          connections: connections - fanCount,
+          durationSeconds: seconds,
+          tool: defaultLoadTool(),
+        }),
       ]);
       rows.push(underFlood, catalogRow('2. money under a catalog flood', catalog));
     }
@@ -150,10 +188,19 @@ try {
 
     // Shed or served, nothing may be left half done: every invariant of the economy, afterwards.
     const checker = new pg.Pool({ connectionString: await checkUrl(env), max: 1 });
-    const violations = await findEconomyViolations(drizzle({ client: checker }) as unknown as Database).finally(() => checker.end());
-    const settings = Object.entries(serverSettings).map(([key, value]) => `${key}=${value}`).join(', ') || 'defaults';
-    console.log(`Overload on ${kind}: ${connections} connections, ${seconds} s per run, load from ${defaultLoadTool()} and fetch on the same 2 cores; server settings: ${settings}; Node ${process.version}\n`);
-    console.log('| run | traffic | answered | per second | median | p99 | shed (503) | served per second | p99 of those served | p99 served, by step | other failures | generator lag p99 |');
+    const violations = await findEconomyViolations(drizzle({ client: checker }) as unknown as Database).finally(() =>
+      checker.end(),
+    );
+    const settings =
+      Object.entries(serverSettings)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(', ') || 'defaults';
+    console.log(
+      `Overload on ${kind}: ${connections} connections, ${seconds} s per run, load from ${defaultLoadTool()} and fetch on the same 2 cores; server settings: ${settings}; Node ${process.version}\n`,
+    );
+    console.log(
+      '| run | traffic | answered | per second | median | p99 | shed (503) | served per second | p99 of those served | p99 served, by step | other failures | generator lag p99 |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     const ms = (value: number) => (Number.isNaN(value) ? 'n/a' : `${Math.round(value)} ms`);
     for (const row of rows) {
@@ -161,7 +208,9 @@ try {
         `| ${row.run} | ${row.traffic} | ${row.answered} | ${row.perSecond} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.shed} | ${row.servedPerSecond} | ${ms(row.servedP99)} | ${row.byStep} | ${row.other} | ${ms(row.generatorLagP99)} |`,
       );
     }
-    console.log(`\ninvariant violations afterwards: ${violations.length}${violations.length > 0 ? `\n${violations.join('\n')}` : ''}`);
+    console.log(
+      `\ninvariant violations afterwards: ${violations.length}${violations.length > 0 ? `\n${violations.join('\n')}` : ''}`,
+    );
     if (violations.length > 0) process.exitCode = 1;
   } finally {
     await server.stop();

@@ -1,6 +1,19 @@
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
-import { BENCH_SERVER_ENV, benchDatabase, databaseKind, defaultLoadTool, type LoadTool, load, type LoadResult, pinToCpu, processCpuMicros, recordResponse, startReferenceServer, startServer } from './lib.js';
+import {
+  BENCH_SERVER_ENV,
+  benchDatabase,
+  databaseKind,
+  defaultLoadTool,
+  type LoadTool,
+  load,
+  type LoadResult,
+  pinToCpu,
+  processCpuMicros,
+  recordResponse,
+  startReferenceServer,
+  startServer,
+} from './lib.js';
 import { REFERENCE_KINDS, type ReferenceKind } from './reference-kinds.js';
 import { seedCatalog } from './seed.js';
 
@@ -40,7 +53,8 @@ const connections = Number(values.connections);
 const durationSeconds = Number(values.duration);
 const rounds = Number(values.rounds);
 const listed = String(values.references).split(',') as ReferenceKind[];
-if (listed.some((name) => !REFERENCE_KINDS.includes(name))) throw new Error(`--references: a list of ${REFERENCE_KINDS.join(', ')}`);
+if (listed.some((name) => !REFERENCE_KINDS.includes(name)))
+  throw new Error(`--references: a list of ${REFERENCE_KINDS.join(', ')}`);
 // Bare node:http always runs, first: every ratio is taken against it.
 const referenceKinds: ReferenceKind[] = ['node', ...new Set(listed.filter((name) => name !== 'node'))];
 const REFERENCE_NAMES: Record<ReferenceKind, string> = {
@@ -57,11 +71,17 @@ try {
   await db.close();
 
   // The rate limiter stays on (its cost is part of the figure) with a limit no benchmark reaches.
-  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) }, 3501, { profileDir: values.profile });
+  const server = await startServer(
+    { ...database.env, ...BENCH_SERVER_ENV, LOG_LEVEL: String(values['log-level']) },
+    3501,
+    { profileDir: values.profile },
+  );
   const references: Awaited<ReturnType<typeof startReferenceServer>>[] = [];
   try {
     const recording = await recordResponse(`${server.url}/api/packs`);
-    const started = await Promise.allSettled(referenceKinds.map((name, index) => startReferenceServer(name, recording, 3502 + index)));
+    const started = await Promise.allSettled(
+      referenceKinds.map((name, index) => startReferenceServer(name, recording, 3502 + index)),
+    );
     for (const outcome of started) if (outcome.status === 'fulfilled') references.push(outcome.value);
     const failed = started.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
@@ -82,7 +102,10 @@ try {
     const measure = async (target: (typeof targets)[number]): Promise<Round> => {
       const cpuBefore = processCpuMicros(target.process.pid as number);
       const result = await load(target.url, { connections, durationSeconds, tool, cpu: loadCpu });
-      return { ...result, cpuMicrosPerRequest: (processCpuMicros(target.process.pid as number) - cpuBefore) / result.requests };
+      return {
+        ...result,
+        cpuMicrosPerRequest: (processCpuMicros(target.process.pid as number) - cpuBefore) / result.requests,
+      };
     };
     // Rounds alternate between the servers, each round starting with the next one, so that the
     // machine's changes of speed hit them alike.
@@ -98,13 +121,21 @@ try {
     const bare = results[1] as Round[];
     const ratios = (of: Round[]) => {
       const throughput = mean(of, 'requestsPerSecond') / mean(bare, 'requestsPerSecond');
-      const perRound = of.map((r, i) => (r.requestsPerSecond / (bare[i] as Round).requestsPerSecond).toFixed(2)).join(', ');
+      const perRound = of
+        .map((r, i) => (r.requestsPerSecond / (bare[i] as Round).requestsPerSecond).toFixed(2))
+        .join(', ');
       const cpu = mean(bare, 'cpuMicrosPerRequest') / mean(of, 'cpuMicrosPerRequest');
       return `${throughput.toFixed(2)} (${perRound}) | ${cpu.toFixed(2)}`;
     };
-    console.log(`GET /api/packs on ${kind}: ${values.active} active + ${values.archived} archived packs, body ${recording.body.length} bytes,`);
-    console.log(`${tool}${loadCpu === undefined ? '' : ' on CPU 0, each server pinned to CPU 1'}, ${connections} connections, ${rounds} x ${durationSeconds} s per server, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`);
-    console.log('| server | req/s (mean) | CPU µs per request | ratio to bare node:http (rounds) | CPU ratio | p50 ms | p99 ms (worst round) | non-2xx | errors |');
+    console.log(
+      `GET /api/packs on ${kind}: ${values.active} active + ${values.archived} archived packs, body ${recording.body.length} bytes,`,
+    );
+    console.log(
+      `${tool}${loadCpu === undefined ? '' : ' on CPU 0, each server pinned to CPU 1'}, ${connections} connections, ${rounds} x ${durationSeconds} s per server, LOG_LEVEL=${values['log-level']}, Node ${process.version}\n`,
+    );
+    console.log(
+      '| server | req/s (mean) | CPU µs per request | ratio to bare node:http (rounds) | CPU ratio | p50 ms | p99 ms (worst round) | non-2xx | errors |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const [index, target] of targets.entries()) {
       const of = results[index] as Round[];

@@ -20,7 +20,10 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '30' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { top: { type: 'string', default: '30' } },
+  allowPositionals: true,
+});
 const top = Number(values.top);
 if (positionals.length !== 1) {
   console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile> [--top 30]');
@@ -50,17 +53,21 @@ function placeOf(frame: ProfileNode['callFrame']): string {
   const ours = /\/dist\/(.*)$/.exec(url);
   return ours ? `ours: ${ours[1]}` : url;
 }
-const nameOf = (frame: ProfileNode['callFrame']) => `${frame.functionName || '(anonymous)'} ${placeOf(frame)}:${frame.lineNumber + 1}`;
+const nameOf = (frame: ProfileNode['callFrame']) =>
+  `${frame.functionName || '(anonymous)'} ${placeOf(frame)}:${frame.lineNumber + 1}`;
 
 const total = [...selfMicros.values()].reduce((sum, micros) => sum + micros, 0);
-const idle = profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').reduce((sum, node) => sum + (selfMicros.get(node.id) ?? 0), 0);
+const idle = profile.nodes
+  .filter((node) => node.callFrame.functionName === '(idle)')
+  .reduce((sum, node) => sum + (selfMicros.get(node.id) ?? 0), 0);
 const busy = total - idle;
 const ms = (micros: number) => (micros / 1000).toFixed(0);
 const share = (micros: number) => `${((micros / busy) * 100).toFixed(1)}%`;
 
 function printTable(title: string, rows: Map<string, number>, limit: number): void {
   console.log(`\n${title}\n| | ms | of busy |\n|---|---|---|`);
-  for (const [name, micros] of [...rows].sort((a, b) => b[1] - a[1]).slice(0, limit)) console.log(`| ${name} | ${ms(micros)} | ${share(micros)} |`);
+  for (const [name, micros] of [...rows].sort((a, b) => b[1] - a[1]).slice(0, limit))
+    console.log(`| ${name} | ${ms(micros)} | ${share(micros)} |`);
 }
 
 const byPlace = new Map<string, number>();
@@ -82,7 +89,9 @@ for (const [id, micros] of selfMicros) {
   }
 }
 
-console.log(`profile: ${ms(total)} ms sampled, ${ms(busy)} ms busy (${((busy / total) * 100).toFixed(0)}%), ${ms(idle)} ms idle`);
+console.log(
+  `profile: ${ms(total)} ms sampled, ${ms(busy)} ms busy (${((busy / total) * 100).toFixed(0)}%), ${ms(idle)} ms idle`,
+);
 printTable('Busy time by place', byPlace, top);
 printTable('Functions by time of their own', bySelf, top);
 printTable('Functions by time including their callees', inclusive, top);

@@ -1,5 +1,16 @@
 import { parseArgs } from 'node:util';
-import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, defaultLoadTool, load, type LoadResult, median, percentile, startServer } from './lib.js';
+import {
+  BENCH_SERVER_ENV,
+  benchDatabase,
+  benchToken,
+  databaseKind,
+  defaultLoadTool,
+  load,
+  type LoadResult,
+  median,
+  percentile,
+  startServer,
+} from './lib.js';
 import { seedCatalog } from './seed.js';
 
 /**
@@ -109,8 +120,16 @@ try {
       const drafts = seeded.draftIds.length;
       const packId = seeded.draftIds[i % drafts] as string;
       return Math.floor(i / drafts) % 2 === 0
-        ? { method: 'POST', path: `/api/admin/packs/${packId}`, body: { action: 'addCollectible', collectibleId: extra, quantity: 1 + (i % 50) } }
-        : { method: 'POST', path: `/api/admin/packs/${packId}`, body: { action: 'removeCollectible', collectibleId: extra } };
+        ? {
+            method: 'POST',
+            path: `/api/admin/packs/${packId}`,
+            body: { action: 'addCollectible', collectibleId: extra, quantity: 1 + (i % 50) },
+          }
+        : {
+            method: 'POST',
+            path: `/api/admin/packs/${packId}`,
+            body: { action: 'removeCollectible', collectibleId: extra },
+          };
     };
     const activeEdit: Writer = (i) => ({
       method: 'PATCH',
@@ -125,7 +144,10 @@ try {
     let failures = 0;
     for (let round = 0; round < rounds; round++) {
       phases.alone.push(await load(readUrl, { connections, durationSeconds, tool }));
-      for (const [phase, write] of [['draftWrites', draftEdit], ['activeWrites', activeEdit]] as const) {
+      for (const [phase, write] of [
+        ['draftWrites', draftEdit],
+        ['activeWrites', activeEdit],
+      ] as const) {
         const writer = startWriter(server.url, write);
         phases[phase].push(await load(readUrl, { connections, durationSeconds, tool }));
         const result = await writer.stop();
@@ -136,8 +158,12 @@ try {
     }
     const mean = (results: LoadResult[]) => results.reduce((sum, r) => sum + r.requestsPerSecond, 0) / results.length;
     const alone = mean(phases.alone);
-    console.log(`GET /api/packs on ${kind} while admins write ${writesPerSecond}/s; ${tool}, ${connections} connections, ${rounds} x ${durationSeconds} s per phase, Node ${process.version}\n`);
-    console.log('| phase | reads/s (mean) | of reads alone | read p99 ms (worst) | writes answered 200 per second | write median ms | write p99 ms |');
+    console.log(
+      `GET /api/packs on ${kind} while admins write ${writesPerSecond}/s; ${tool}, ${connections} connections, ${rounds} x ${durationSeconds} s per phase, Node ${process.version}\n`,
+    );
+    console.log(
+      '| phase | reads/s (mean) | of reads alone | read p99 ms (worst) | writes answered 200 per second | write median ms | write p99 ms |',
+    );
     console.log('|---|---|---|---|---|---|---|');
     for (const [name, results] of Object.entries(phases)) {
       const latencies = name === 'alone' ? [] : writeLatencies[name as keyof typeof writeLatencies];

@@ -18,7 +18,11 @@ import { REFERENCE_KINDS, type ReferenceKind } from './reference-kinds.js';
 
 const kind = process.env.REFERENCE_KIND as ReferenceKind;
 if (!REFERENCE_KINDS.includes(kind)) throw new Error(`REFERENCE_KIND must be one of ${REFERENCE_KINDS.join(', ')}`);
-const { status, headers, body } = JSON.parse(process.env.REPLAY ?? '') as { status: number; headers: Record<string, string>; body: string };
+const { status, headers, body } = JSON.parse(process.env.REPLAY ?? '') as {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+};
 const bytes = Buffer.from(body, 'base64');
 const port = Number(process.env.PORT);
 
@@ -41,9 +45,15 @@ if (kind === 'node') {
     });
   }
   // The recorded rate-limit headers are the limiter's to set when it runs.
-  const replayed = Object.fromEntries(Object.entries(headers).filter(([name]) => kind === 'fastify' || !name.startsWith('x-ratelimit-')));
-  const replay = (_request: unknown, reply: { code: (status: number) => { headers: (values: Record<string, string>) => { send: (body: Buffer) => unknown } } }) =>
-    reply.code(status).headers(replayed).send(bytes);
+  const replayed = Object.fromEntries(
+    Object.entries(headers).filter(([name]) => kind === 'fastify' || !name.startsWith('x-ratelimit-')),
+  );
+  const replay = (
+    _request: unknown,
+    reply: {
+      code: (status: number) => { headers: (values: Record<string, string>) => { send: (body: Buffer) => unknown } };
+    },
+  ) => reply.code(status).headers(replayed).send(bytes);
   if (kind === 'fastify-many-routes') {
     await app.register(
       async (api) => {

@@ -6,7 +6,10 @@ import type { DatabaseHandle } from '../plugins/app/db.js';
  * Bulk catalog for benchmarks: `active` published packs (each with a 10-entry pool) and
  * `archived` ones, inserted directly in batches (through the API 10,000 packs would take minutes).
  */
-export async function seedCatalog(db: DatabaseHandle, counts: { active: number; archived: number; drafts?: number }): Promise<{ activeIds: string[]; draftIds: string[]; collectibleIds: string[] }> {
+export async function seedCatalog(
+  db: DatabaseHandle,
+  counts: { active: number; archived: number; drafts?: number },
+): Promise<{ activeIds: string[]; draftIds: string[]; collectibleIds: string[] }> {
   const now = Date.now();
   const collectibleRows = Array.from({ length: 10 }, (_, i) => ({
     id: randomUUID(),
@@ -37,12 +40,24 @@ export async function seedCatalog(db: DatabaseHandle, counts: { active: number; 
   const drafts = Array.from({ length: counts.drafts ?? 0 }, (_, i) => packRow('draft', i));
   await db.orm.insert(packs).values([...active, ...drafts]);
   for (let start = 0; start < counts.archived; start += 1000) {
-    const batch = Array.from({ length: Math.min(1000, counts.archived - start) }, (_, i) => packRow('archived', start + i));
+    const batch = Array.from({ length: Math.min(1000, counts.archived - start) }, (_, i) =>
+      packRow('archived', start + i),
+    );
     await db.orm.insert(packs).values(batch);
   }
   const pool = active.flatMap((pack) =>
-    collectibleRows.map((collectible, i) => ({ packId: pack.id, collectibleId: collectible.id, weight: 1, remaining: 1000 / (i + 1) | 0, createdAt: new Date(now) })),
+    collectibleRows.map((collectible, i) => ({
+      packId: pack.id,
+      collectibleId: collectible.id,
+      weight: 1,
+      remaining: (1000 / (i + 1)) | 0,
+      createdAt: new Date(now),
+    })),
   );
   if (pool.length > 0) await db.orm.insert(packPoolEntries).values(pool);
-  return { activeIds: active.map((p) => p.id), draftIds: drafts.map((p) => p.id), collectibleIds: collectibleRows.map((c) => c.id) };
+  return {
+    activeIds: active.map((p) => p.id),
+    draftIds: drafts.map((p) => p.id),
+    collectibleIds: collectibleRows.map((c) => c.id),
+  };
 }

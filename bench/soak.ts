@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import { BENCH_SERVER_ENV, benchDatabase, databaseKind, startServer } from './lib.js';
-import { checkAcknowledged, checkUrl, emptyTally, nothingAcknowledged, prepareMixedLoad, runMixedLoad } from './mixed-load.js';
+import {
+  checkAcknowledged,
+  checkUrl,
+  emptyTally,
+  nothingAcknowledged,
+  prepareMixedLoad,
+  runMixedLoad,
+} from './mixed-load.js';
 
 /**
  * A soak: the crash test's mixed load (admin writers, fans buying and opening, buyers paying
@@ -43,16 +50,32 @@ function rssMiB(pid: number): number {
 const stripe = await startStripeStandIn();
 const database = await benchDatabase(kind);
 try {
-  const env = { ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, LOG_LEVEL: 'error', PURCHASE_RATE_LIMIT: '1000000', CRON_INTERNAL: 'false' };
+  const env = {
+    ...database.env,
+    ...BENCH_SERVER_ENV,
+    ...stripe.env,
+    LOG_LEVEL: 'error',
+    PURCHASE_RATE_LIMIT: '1000000',
+    CRON_INTERNAL: 'false',
+  };
   const server = await startServer(env, PORT);
   const pid = server.child.pid as number;
   // One card per pack and 100,000 copies: the hot pack does not sell out within the run.
-  const setup = await prepareMixedLoad(server.url, { prefix: 'soak', fans: Number(values.fans), buyers: Number(values.buyers), cardsPerPack: 1, copiesPerCard: 20_000 });
+  const setup = await prepareMixedLoad(server.url, {
+    prefix: 'soak',
+    fans: Number(values.fans),
+    buyers: Number(values.buyers),
+    cardsPerPack: 1,
+    copiesPerCard: 20_000,
+  });
   const acked = nothingAcknowledged();
   const tally = emptyTally();
   const started = performance.now();
   const samples: { atMs: number; rss: number; answered: number }[] = [];
-  const sampler = setInterval(() => samples.push({ atMs: performance.now() - started, rss: rssMiB(pid), answered: tally.answered }), SAMPLE_EVERY_MS);
+  const sampler = setInterval(
+    () => samples.push({ atMs: performance.now() - started, rss: rssMiB(pid), answered: tally.answered }),
+    SAMPLE_EVERY_MS,
+  );
   await runMixedLoad({
     url: server.url,
     setup,
@@ -79,7 +102,9 @@ try {
   console.log(
     `Soak on ${kind}: ${values.writers} admin writers, ${values.fans} fans buying and opening, ${values.buyers} buyers paying through Checkout, for ${values.minutes} min (warm-up ${values.warmup} min); Node ${process.version}\n`,
   );
-  console.log('| database | minutes | requests answered | per second | unexpected answers | RSS after warm-up | RSS at the end | change | max RSS | acknowledged: admin creations / purchases / opens / payments | problems after the run | SIGTERM |');
+  console.log(
+    '| database | minutes | requests answered | per second | unexpected answers | RSS after warm-up | RSS at the end | change | max RSS | acknowledged: admin creations / purchases / opens / payments | problems after the run | SIGTERM |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   const admin = acked.collectibles.size + acked.packs.size + acked.poolEntries.size;
   console.log(
@@ -87,7 +112,9 @@ try {
   );
   console.log('\nRSS and requests answered, per minute:');
   for (const sample of samples.filter((_, i) => (i + 1) % (60_000 / SAMPLE_EVERY_MS) === 0)) {
-    console.log(`- ${(sample.atMs / 60_000).toFixed(0)} min: ${sample.rss.toFixed(0)} MiB, ${sample.answered} answered`);
+    console.log(
+      `- ${(sample.atMs / 60_000).toFixed(0)} min: ${sample.rss.toFixed(0)} MiB, ${sample.answered} answered`,
+    );
   }
   for (const [what, n] of tally.unexpected) console.log(`- unexpected: ${what} x${n}`);
   for (const problem of problems.slice(0, 20)) console.log(`- ${problem}`);

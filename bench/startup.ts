@@ -107,7 +107,11 @@ async function startOnce(dataDir: string, stopWith: 'SIGTERM' | 'SIGKILL' = 'SIG
   }
 }
 
-async function scenario(name: string, prepare: () => string, options: { before?: (dataDir: string) => Promise<void> } = {}) {
+async function scenario(
+  name: string,
+  prepare: () => string,
+  options: { before?: (dataDir: string) => Promise<void> } = {},
+) {
   const samples: Sample[] = [];
   for (let i = 0; i < runs; i++) {
     const dataDir = prepare();
@@ -116,7 +120,9 @@ async function scenario(name: string, prepare: () => string, options: { before?:
   }
   const ready = samples.map((s) => s.readyMs);
   const mib = (value: number) => `${Math.round(value)} MiB`;
-  const postgres = samples[0]?.postgresProcesses ? `${mib(median(samples.map((s) => s.postgresMiB)))} (${samples[0].postgresProcesses} processes)` : 'n/a';
+  const postgres = samples[0]?.postgresProcesses
+    ? `${mib(median(samples.map((s) => s.postgresMiB)))} (${samples[0].postgresProcesses} processes)`
+    : 'n/a';
   console.log(
     `| ${name} | ${Math.round(median(ready))} ms | ${Math.round(Math.min(...ready))}–${Math.round(Math.max(...ready))} ms | ${mib(median(samples.map((s) => s.nodeMiB)))} | ${postgres} |`,
   );

@@ -12,7 +12,11 @@ import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, perc
  */
 
 const { values } = parseArgs({
-  options: { db: { type: 'string', default: 'embedded' }, orders: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '50' } },
+  options: {
+    db: { type: 'string', default: 'embedded' },
+    orders: { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '50' },
+  },
 });
 const kind = databaseKind(values.db);
 const orderCount = Math.min(Number(values.orders), 20_000);
@@ -21,12 +25,19 @@ const concurrency = Math.min(Number(values.concurrency), 500);
 const stripe = await startStripeStandIn();
 const database = await benchDatabase(kind);
 try {
-  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, CRON_INTERNAL: 'false' }, 3514);
+  const server = await startServer(
+    { ...database.env, ...BENCH_SERVER_ENV, ...stripe.env, CRON_INTERNAL: 'false' },
+    3514,
+  );
   try {
     const api = (path: string) => `${server.url}/api${path}`;
     const admin = benchToken({ sub: 'bench-admin', role: 'admin' });
     const post = async (path: string, token: string, body: unknown, status: number) => {
-      const res = await fetch(api(path), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(api(path), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (res.status !== status) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { data: Record<string, string> }).data;
     };
@@ -42,7 +53,9 @@ try {
         while (next < orderCount) {
           next += 1;
           const order = await post('/checkout/sessions', token, { priceId: price.id }, 201);
-          const session = [...stripe.sessions.values()].find((candidate) => candidate.client_reference_id === order.orderId);
+          const session = [...stripe.sessions.values()].find(
+            (candidate) => candidate.client_reference_id === order.orderId,
+          );
           if (!session) throw new Error(`no session for ${order.orderId}`);
           const body = stripe.event('checkout.session.completed', stripe.pay(session.id)).body;
           events.push({ body, signature: signatureFor(body) });
@@ -59,7 +72,11 @@ try {
         while (cursor < events.length) {
           const event = events[cursor++] as { body: string; signature: string };
           const sent = performance.now();
-          const res = await fetch(`${server.url}${deliverable.path}`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': event.signature }, body: event.body });
+          const res = await fetch(`${server.url}${deliverable.path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': event.signature },
+            body: event.body,
+          });
           await res.arrayBuffer();
           latencies.push(performance.now() - sent);
           if (res.status !== 200) errors += 1;
@@ -69,7 +86,11 @@ try {
     const wallMs = performance.now() - started;
 
     // Checked through the API: every buyer's balance is 100 coins per order paid, and every order fulfilled.
-    const get = async (path: string, token: string) => ((await (await fetch(api(path), { headers: { authorization: `Bearer ${token}` } })).json()) as { data: unknown; nextCursor?: string | null });
+    const get = async (path: string, token: string) =>
+      (await (await fetch(api(path), { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        data: unknown;
+        nextCursor?: string | null;
+      };
     let balances = 0;
     for (const token of fans) balances += ((await get('/wallet', token)).data as { balance: number }).balance;
     let fulfilled = 0;
@@ -80,11 +101,17 @@ try {
       page = listed.nextCursor;
     }
     const credits = { coins: balances, orders: fulfilled };
-    console.log(`Stripe webhooks on ${kind} PostgreSQL: ${events.length} distinct checkout.session.completed events, ${concurrency} in flight (Node ${process.version})\n`);
+    console.log(
+      `Stripe webhooks on ${kind} PostgreSQL: ${events.length} distinct checkout.session.completed events, ${concurrency} in flight (Node ${process.version})\n`,
+    );
     console.log('| deliveries | per second | median ms | p99 ms | non-200 |');
     console.log('|---|---|---|---|---|');
-    console.log(`| ${latencies.length} | ${((latencies.length / wallMs) * 1000).toFixed(0)} | ${median(latencies).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${errors} |`);
-    console.log(`\norders fulfilled: ${credits.orders} of ${events.length}; coins credited: ${credits.coins} (${events.length * 100} expected: each order exactly once)`);
+    console.log(
+      `| ${latencies.length} | ${((latencies.length / wallMs) * 1000).toFixed(0)} | ${median(latencies).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${errors} |`,
+    );
+    console.log(
+      `\norders fulfilled: ${credits.orders} of ${events.length}; coins credited: ${credits.coins} (${events.length * 100} expected: each order exactly once)`,
+    );
     if (errors > 0 || credits.coins !== events.length * 100 || credits.orders !== events.length) process.exitCode = 1;
   } finally {
     await server.stop();

@@ -1,6 +1,35 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { CRON_JOBS, JOB_OUTCOMES, LEDGER_KINDS, MOBILE_PROVIDERS, ORDER_REVIEW_REASONS, ORDER_STATUSES, PACK_STATUSES, SESSION_END_REASONS, USER_ORIGINS, PURCHASE_STATUSES, RARITIES, sqlValues, TEAM_ROLES, USER_ROLES } from '../schemas/enums.js';
+import {
+  boolean,
+  check,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import {
+  CRON_JOBS,
+  JOB_OUTCOMES,
+  LEDGER_KINDS,
+  MOBILE_PROVIDERS,
+  ORDER_REVIEW_REASONS,
+  ORDER_STATUSES,
+  PACK_STATUSES,
+  SESSION_END_REASONS,
+  USER_ORIGINS,
+  PURCHASE_STATUSES,
+  RARITIES,
+  sqlValues,
+  TEAM_ROLES,
+  USER_ROLES,
+} from '../schemas/enums.js';
 
 // Timestamps have millisecond precision (precision 3), like JavaScript dates: a keyset cursor
 // carrying a timestamp then compares exactly, whoever wrote the row.
@@ -133,9 +162,15 @@ export const packs = pgTable(
     check('packs_supply_check', sql`${table.supply} is null or ${table.supply} >= 1`),
     check('packs_max_per_user_check', sql`${table.maxPerUser} is null or ${table.maxPerUser} >= 1`),
     // Supply is never exceeded, and no pack is opened that was not sold.
-    check('packs_sold_check', sql`${table.opened} >= 0 and ${table.opened} <= ${table.sold} and (${table.supply} is null or ${table.sold} <= ${table.supply})`),
+    check(
+      'packs_sold_check',
+      sql`${table.opened} >= 0 and ${table.opened} <= ${table.sold} and (${table.supply} is null or ${table.sold} <= ${table.supply})`,
+    ),
     // Reservations are counted, never below zero, and never past the supply with the packs sold.
-    check('packs_reserved_check', sql`${table.reserved} >= 0 and (${table.supply} is null or ${table.sold} + ${table.reserved} <= ${table.supply})`),
+    check(
+      'packs_reserved_check',
+      sql`${table.reserved} >= 0 and (${table.supply} is null or ${table.sold} + ${table.reserved} <= ${table.supply})`,
+    ),
     // The public list reads active packs only: partial indexes keep its cost independent of how
     // many draft and archived packs exist.
     index('packs_active_published_idx')
@@ -232,7 +267,10 @@ export const walletLedger = pgTable(
       'wallet_ledger_chain_check',
       sql`(${table.seq} = 1 and ${table.previousSeq} is null and ${table.previousBalance} = 0) or (${table.seq} > 1 and ${table.previousSeq} = ${table.seq} - 1)`,
     ),
-    check('wallet_ledger_amount_check', sql`${table.amount} <> 0 and ${table.balanceAfter} = ${table.previousBalance} + ${table.amount}`),
+    check(
+      'wallet_ledger_amount_check',
+      sql`${table.amount} <> 0 and ${table.balanceAfter} = ${table.previousBalance} + ${table.amount}`,
+    ),
     check('wallet_ledger_balance_check', sql`${table.balanceAfter} >= 0`),
     check('wallet_ledger_kind_check', sql`${table.kind} in (${sql.raw(sqlValues(LEDGER_KINDS))})`),
     index('wallet_ledger_user_created_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
@@ -262,7 +300,10 @@ export const wallets = pgTable(
       columns: [table.userId, table.lastSeq, table.balance],
       foreignColumns: [walletLedger.userId, walletLedger.seq, walletLedger.balanceAfter],
     }),
-    check('wallets_balance_check', sql`${table.balance} >= 0 and (${table.lastSeq} is not null or ${table.balance} = 0)`),
+    check(
+      'wallets_balance_check',
+      sql`${table.balance} >= 0 and (${table.lastSeq} is not null or ${table.balance} = 0)`,
+    ),
   ],
 );
 
@@ -292,14 +333,19 @@ export const purchases = pgTable(
   (table) => [
     check('purchases_status_check', sql`${table.status} in (${sql.raw(sqlValues(PURCHASE_STATUSES))})`),
     check('purchases_price_check', sql`${table.price} >= 0`),
-    check('purchases_seed_check', sql`${table.serverSeed} ~ '^[0-9a-f]{64}$' and ${table.serverSeedHash} ~ '^[0-9a-f]{64}$'`),
+    check(
+      'purchases_seed_check',
+      sql`${table.serverSeed} ~ '^[0-9a-f]{64}$' and ${table.serverSeedHash} ~ '^[0-9a-f]{64}$'`,
+    ),
     check('purchases_completed_check', sql`(${table.status} = 'completed') = (${table.completedAt} is not null)`),
     // Live reservations of a pack, counted by every sale.
     index('purchases_pending_pack_idx').on(table.packId, table.expiresAt).where(sql`${table.status} = 'pending'`),
     // The expiry job's scan.
     index('purchases_pending_expiry_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
     // A user's purchases of a pack, counted against maxPerUser.
-    index('purchases_user_pack_idx').on(table.userId, table.packId).where(sql`${table.status} in ('pending', 'completed')`),
+    index('purchases_user_pack_idx')
+      .on(table.userId, table.packId)
+      .where(sql`${table.status} in ('pending', 'completed')`),
   ],
 );
 
@@ -322,7 +368,9 @@ export const userPacks = pgTable(
     openedAt: ts('opened_at'),
   },
   (table) => [
-    index('user_packs_unopened_idx').on(table.userId, table.packId, table.createdAt, table.id).where(sql`${table.openedAt} is null`),
+    index('user_packs_unopened_idx')
+      .on(table.userId, table.packId, table.createdAt, table.id)
+      .where(sql`${table.openedAt} is null`),
   ],
 );
 
@@ -406,7 +454,11 @@ export const serialBlocks = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.packId, table.collectibleId, table.first] }),
-    foreignKey({ name: 'serial_blocks_state_fk', columns: [table.packId, table.collectibleId], foreignColumns: [serialStates.packId, serialStates.collectibleId] }),
+    foreignKey({
+      name: 'serial_blocks_state_fk',
+      columns: [table.packId, table.collectibleId],
+      foreignColumns: [serialStates.packId, serialStates.collectibleId],
+    }),
     check('serial_blocks_range_check', sql`${table.first} >= 1 and ${table.count} >= 1`),
   ],
 );
@@ -422,7 +474,11 @@ export const serialMoves = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.packId, table.collectibleId, table.place] }),
-    foreignKey({ name: 'serial_moves_state_fk', columns: [table.packId, table.collectibleId], foreignColumns: [serialStates.packId, serialStates.collectibleId] }),
+    foreignKey({
+      name: 'serial_moves_state_fk',
+      columns: [table.packId, table.collectibleId],
+      foreignColumns: [serialStates.packId, serialStates.collectibleId],
+    }),
   ],
 );
 
@@ -441,7 +497,10 @@ export const idempotencyKeys = pgTable(
     response: jsonb('response').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.userId, table.route, table.key] }), index('idempotency_keys_created_idx').on(table.createdAt)],
+  (table) => [
+    primaryKey({ columns: [table.userId, table.route, table.key] }),
+    index('idempotency_keys_created_idx').on(table.createdAt),
+  ],
 );
 
 /**
@@ -542,7 +601,9 @@ export const orders = pgTable(
     amount: integer('amount').notNull(),
     currency: text('currency').notNull(),
     status: text('status', { enum: ORDER_STATUSES }).notNull().default('pending'),
-    provider: text('provider', { enum: ['stripe'] }).notNull().default('stripe'),
+    provider: text('provider', { enum: ['stripe'] })
+      .notNull()
+      .default('stripe'),
     /** The Checkout Session's id, once it exists. */
     providerRef: text('provider_ref').unique(),
     checkoutUrl: text('checkout_url'),
@@ -569,15 +630,26 @@ export const orders = pgTable(
   (table) => [
     check('orders_status_check', sql`${table.status} in (${sql.raw(sqlValues(ORDER_STATUSES))})`),
     check('orders_amounts_check', sql`${table.coins} > 0 and ${table.amount} > 0`),
-    check('orders_review_reason_check', sql`${table.reviewReason} is null or ${table.reviewReason} in (${sql.raw(sqlValues(ORDER_REVIEW_REASONS))})`),
-    check('orders_fulfilled_check', sql`(${table.status} in ('fulfilled', 'refunded', 'disputed')) = (${table.fulfilledAt} is not null)`),
+    check(
+      'orders_review_reason_check',
+      sql`${table.reviewReason} is null or ${table.reviewReason} in (${sql.raw(sqlValues(ORDER_REVIEW_REASONS))})`,
+    ),
+    check(
+      'orders_fulfilled_check',
+      sql`(${table.status} in ('fulfilled', 'refunded', 'disputed')) = (${table.fulfilledAt} is not null)`,
+    ),
     index('orders_user_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
     index('orders_pending_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
-    index('orders_pending_checked_idx').on(table.lastCheckedAt.asc().nullsFirst(), table.createdAt, table.id).where(sql`${table.status} = 'pending'`),
+    index('orders_pending_checked_idx')
+      .on(table.lastCheckedAt.asc().nullsFirst(), table.createdAt, table.id)
+      .where(sql`${table.status} = 'pending'`),
     index('orders_needs_review_idx').on(table.createdAt.desc(), table.id.desc()).where(sql`${table.needsReview}`),
     index('orders_payment_intent_idx').on(table.paymentIntent),
     index('orders_uncollected_idx').on(table.createdAt).where(sql`${table.uncollected} > 0`),
-    check('orders_reversal_check', sql`${table.uncollected} >= 0 and ${table.uncollected} <= ${table.coinsReversed} and ${table.coinsReversed} <= ${table.coins}`),
+    check(
+      'orders_reversal_check',
+      sql`${table.uncollected} >= 0 and ${table.uncollected} <= ${table.coinsReversed} and ${table.coinsReversed} <= ${table.coins}`,
+    ),
   ],
 );
 
@@ -659,7 +731,10 @@ export const refreshTokens = pgTable(
     successorSealed: text('successor_sealed'),
   },
   (table) => [
-    check('refresh_tokens_successor_check', sql`(${table.usedAt} is null) = (${table.successorHash} is null) and (${table.successorHash} is null) = (${table.successorSealed} is null)`),
+    check(
+      'refresh_tokens_successor_check',
+      sql`(${table.usedAt} is null) = (${table.successorHash} is null) and (${table.successorHash} is null) = (${table.successorSealed} is null)`,
+    ),
     index('refresh_tokens_session_idx').on(table.sessionId),
   ],
 );

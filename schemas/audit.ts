@@ -8,13 +8,15 @@ export const AuditEntry = Type.Object(
     action: Text(64, {
       pattern: '^[a-z_]+(\\.[a-zA-Z_]+)+$',
       examples: ['pack.publish'],
-      description: '`<target>.<action>`: pack.create, pack.update, pack.publish, pack.addCollectible, collectible.update, team.member.add, ...',
+      description:
+        '`<target>.<action>`: pack.create, pack.update, pack.publish, pack.addCollectible, collectible.update, team.member.add, ...',
     }),
     targetType: Text(32, { examples: ['pack'] }),
     targetId: Id,
     teamId: Nullable(Id),
     before: Type.Unknown({
-      description: 'The target before the change (null for a creation): a pack’s fields, the pool entry that changed, a collectible, a team or a membership',
+      description:
+        'The target before the change (null for a creation): a pack’s fields, the pool entry that changed, a collectible, a team or a membership',
     }),
     after: Type.Unknown({ description: 'The target after the change (null for a removal)' }),
     createdAt: Timestamp,

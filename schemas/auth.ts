@@ -3,7 +3,11 @@ import { Envelope, Id, Int, Nullable, StrictObject, Text, Timestamp } from './co
 import { MobileProvider } from './enums.js';
 
 /** Provider ID tokens are a few kilobytes at most; nonces are the app's random strings. */
-const IdToken = Type.String({ minLength: 1, maxLength: 8192, description: "The provider's ID token (a JWT), as the sign-in SDK returned it" });
+const IdToken = Type.String({
+  minLength: 1,
+  maxLength: 8192,
+  description: "The provider's ID token (a JWT), as the sign-in SDK returned it",
+});
 const Nonce = Type.String({
   minLength: 16,
   maxLength: 256,
@@ -13,7 +17,10 @@ const Nonce = Type.String({
 
 export const MobileSignInBody = StrictObject(
   { provider: Type.Ref(MobileProvider), idToken: IdToken, nonce: Nonce },
-  { $id: 'MobileSignInRequest', examples: [{ provider: 'apple', idToken: 'eyJhbGciOiJSUzI1NiIsImtpZCI6Ij...', nonce: 'p8Vq3yq5c1R2sWm0xT7eUa' }] },
+  {
+    $id: 'MobileSignInRequest',
+    examples: [{ provider: 'apple', idToken: 'eyJhbGciOiJSUzI1NiIsImtpZCI6Ij...', nonce: 'p8Vq3yq5c1R2sWm0xT7eUa' }],
+  },
 );
 export type MobileSignInBody = Static<typeof MobileSignInBody>;
 
@@ -25,7 +32,10 @@ export const LinkIdentityBody = StrictObject(
 export const SessionTokens = Type.Object(
   {
     accessToken: Text(4096, { description: 'A short-lived JWT for `Authorization: Bearer`' }),
-    refreshToken: Text(512, { description: 'Opaque; exchange it at POST /api/auth/token before the session expires. Store it in the Keychain / Keystore.' }),
+    refreshToken: Text(512, {
+      description:
+        'Opaque; exchange it at POST /api/auth/token before the session expires. Store it in the Keychain / Keystore.',
+    }),
     tokenType: Type.Literal('Bearer'),
     expiresIn: Int({ minimum: 1, maximum: 86_400 * 365, description: 'Seconds until the access token expires' }),
     sessionId: Id,
@@ -42,8 +52,12 @@ export const TokenRequestBody = StrictObject(
   {
     grant_type: Type.String({ minLength: 1, maxLength: 64, description: 'Only `refresh_token` is supported' }),
     refresh_token: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    client_id: Type.Optional(Type.String({ maxLength: 256, description: 'Accepted and ignored: the apps are public clients' })),
-    scope: Type.Optional(Type.String({ maxLength: 256, description: 'Accepted and ignored: a refresh keeps the session as it is' })),
+    client_id: Type.Optional(
+      Type.String({ maxLength: 256, description: 'Accepted and ignored: the apps are public clients' }),
+    ),
+    scope: Type.Optional(
+      Type.String({ maxLength: 256, description: 'Accepted and ignored: a refresh keeps the session as it is' }),
+    ),
   },
   { $id: 'TokenRequest', examples: [{ grant_type: 'refresh_token', refresh_token: 'mB1v0...' }] },
 );
@@ -63,9 +77,7 @@ export const TokenResponse = Type.Object(
 /** RFC 6749 §5.2. */
 export const OAuthErrorBody = Type.Object(
   {
-    error: Type.Union(
-      ['invalid_request', 'invalid_grant', 'unsupported_grant_type'].map((code) => Type.Literal(code)),
-    ),
+    error: Type.Union(['invalid_request', 'invalid_grant', 'unsupported_grant_type'].map((code) => Type.Literal(code))),
     error_description: Text(500),
   },
   { $id: 'OAuthError', additionalProperties: false, description: 'RFC 6749 §5.2 error' },
@@ -75,7 +87,9 @@ export const OAuthErrorBody = Type.Object(
 export const RevokeRequestBody = StrictObject(
   {
     token: Type.String({ minLength: 1, maxLength: 8192 }),
-    token_type_hint: Type.Optional(Type.String({ maxLength: 64, description: '`refresh_token` or `access_token`; a wrong hint is ignored' })),
+    token_type_hint: Type.Optional(
+      Type.String({ maxLength: 64, description: '`refresh_token` or `access_token`; a wrong hint is ignored' }),
+    ),
     client_id: Type.Optional(Type.String({ maxLength: 256 })),
   },
   { $id: 'RevokeRequest' },
@@ -112,7 +126,11 @@ export const Identity = Type.Object(
     createdAt: Timestamp,
     lastSignInAt: Timestamp,
   },
-  { $id: 'Identity', additionalProperties: false, description: 'A provider account linked to the user; the provider subject is not shown' },
+  {
+    $id: 'Identity',
+    additionalProperties: false,
+    description: 'A provider account linked to the user; the provider subject is not shown',
+  },
 );
 export const IdentityResponse = Envelope(Type.Ref(Identity));
 export const IdentityListResponse = Envelope(Type.Array(Type.Ref(Identity), { maxItems: 100 }));
@@ -135,5 +153,9 @@ export const Jwks = Type.Object(
       { maxItems: 2 },
     ),
   },
-  { $id: 'Jwks', additionalProperties: false, description: 'RFC 7517 JSON Web Key Set: the current and the previous signing key' },
+  {
+    $id: 'Jwks',
+    additionalProperties: false,
+    description: 'RFC 7517 JSON Web Key Set: the current and the previous signing key',
+  },
 );

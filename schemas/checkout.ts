@@ -1,8 +1,22 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, Int, Nullable, NullableString, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
+import {
+  Envelope,
+  Id,
+  Int,
+  Nullable,
+  NullableString,
+  Page,
+  PageQuery,
+  StrictObject,
+  Text,
+  Timestamp,
+} from './common.js';
 import { OrderReviewReason, OrderStatus } from './enums.js';
 
-export const CreateCheckoutBody = StrictObject({ priceId: Id }, { $id: 'CreateCheckoutRequest', examples: [{ priceId: '3f0c1d52-0000-4000-8000-000000000001' }] });
+export const CreateCheckoutBody = StrictObject(
+  { priceId: Id },
+  { $id: 'CreateCheckoutRequest', examples: [{ priceId: '3f0c1d52-0000-4000-8000-000000000001' }] },
+);
 export type CreateCheckoutBody = Static<typeof CreateCheckoutBody>;
 
 export const CheckoutSession = Type.Object(
@@ -55,7 +69,9 @@ export type AdminOrder = Static<typeof AdminOrder>;
 export const AdminOrderPage = Page(Type.Ref(AdminOrder));
 export const AdminOrderQuery = PageQuery({
   uncollected: Type.Optional(Type.Boolean({ description: 'Only orders whose refunds left coins uncollected' })),
-  needsReview: Type.Optional(Type.Boolean({ description: 'Only paid orders waiting for a platform admin to review them' })),
+  needsReview: Type.Optional(
+    Type.Boolean({ description: 'Only paid orders waiting for a platform admin to review them' }),
+  ),
 });
 
 export const AdminOrderResponse = Envelope(Type.Ref(AdminOrder));
@@ -82,9 +98,17 @@ export const StripeEventBody = Type.Object(
     id: Type.String({ maxLength: 255, description: 'The event id (`evt_...`): each is handled once' }),
     object: Type.Literal('event'),
     type: Type.String({ maxLength: 255, description: 'e.g. `checkout.session.completed`, `charge.refunded`' }),
-    created: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Unix time, in seconds' }),
+    created: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Unix time, in seconds',
+    }),
     livemode: Type.Boolean(),
     data: Type.Object({ object: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: true }),
   },
-  { additionalProperties: true, description: "A Stripe event as Stripe sends it, unchanged: the Stripe-Signature header covers these exact bytes" },
+  {
+    additionalProperties: true,
+    description: 'A Stripe event as Stripe sends it, unchanged: the Stripe-Signature header covers these exact bytes',
+  },
 );

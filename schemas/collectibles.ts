@@ -1,5 +1,19 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Description, Envelope, Id, ImageUrl, Int, Name, Nullable, Page, PageQuery, RefWithDefault, StrictObject, Text, Timestamp } from './common.js';
+import {
+  Description,
+  Envelope,
+  Id,
+  ImageUrl,
+  Int,
+  Name,
+  Nullable,
+  Page,
+  PageQuery,
+  RefWithDefault,
+  StrictObject,
+  Text,
+  Timestamp,
+} from './common.js';
 import { Rarity } from './enums.js';
 
 const points = Int({ maximum: 1_000_000, description: "Added to the owner's score when drawn" });
@@ -37,11 +51,15 @@ const imageUrl = ImageUrl('http(s) URL of the artwork');
 export const CreateCollectibleBody = StrictObject(
   {
     name,
-    teamId: Type.Optional(Nullable(Type.String({ ...Id, description: 'Owning team; null or absent for a platform collectible' }))),
+    teamId: Type.Optional(
+      Nullable(Type.String({ ...Id, description: 'Owning team; null or absent for a platform collectible' })),
+    ),
     description: Type.Optional(description),
     imageUrl: Type.Optional(imageUrl),
     rarity: Type.Optional(RefWithDefault(Rarity, 'common')),
-    points: Type.Optional(Int({ maximum: 1_000_000, default: 0, description: "Added to the owner's score when drawn" })),
+    points: Type.Optional(
+      Int({ maximum: 1_000_000, default: 0, description: "Added to the owner's score when drawn" }),
+    ),
   },
   {
     $id: 'CreateCollectibleRequest',

@@ -18,7 +18,10 @@ import {
  */
 
 /** A string enumeration as JSON Schema `enum`, which Swagger UI and validation messages list. */
-export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
@@ -28,11 +31,13 @@ const INT32_MAX = 2_147_483_647;
  * A reference to a named schema with a default. (A `default` beside `$ref` is dropped by the
  * OpenAPI generator; inside `allOf` it is kept, and validation applies it.)
  */
-export const RefWithDefault = <T extends TSchema>(schema: T, value: Static<T>) => Type.Unsafe<Static<T>>({ allOf: [Type.Ref(schema)], default: value });
+export const RefWithDefault = <T extends TSchema>(schema: T, value: Static<T>) =>
+  Type.Unsafe<Static<T>>({ allOf: [Type.Ref(schema)], default: value });
 
 /** A 32-bit integer (every integer column is a PostgreSQL `integer`), bounded. */
-export const Int = (options: { minimum?: number; maximum?: number; description?: string; default?: number; examples?: number[] } = {}) =>
-  Type.Integer({ format: 'int32', minimum: 0, maximum: INT32_MAX, ...options });
+export const Int = (
+  options: { minimum?: number; maximum?: number; description?: string; default?: number; examples?: number[] } = {},
+) => Type.Integer({ format: 'int32', minimum: 0, maximum: INT32_MAX, ...options });
 
 /** A bounded string. */
 export const Text = (maxLength: number, options: StringOptions = {}) => Type.String({ maxLength, ...options });
@@ -50,7 +55,10 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 export const ErrorDetail = Type.Object(
   {
-    path: Text(512, { description: 'JSON pointer of the offending value, e.g. `/quantity` or `/querystring/limit`', examples: ['/quantity'] }),
+    path: Text(512, {
+      description: 'JSON pointer of the offending value, e.g. `/quantity` or `/querystring/limit`',
+      examples: ['/quantity'],
+    }),
     message: Text(500, { examples: ['must be integer'] }),
   },
   { $id: 'ErrorDetail', additionalProperties: false },
@@ -61,9 +69,18 @@ export const ErrorEnvelope = Type.Object(
     success: Type.Literal(false),
     error: Type.Object(
       {
-        code: Text(64, { pattern: '^[a-z][a-z0-9_]*$', description: 'Stable snake_case identifier, listed in docs/errors.md', examples: ['pack_not_found'] }),
-        message: Text(1000, { description: 'A human sentence; it may change, `code` does not', examples: ['No pack with this id.'] }),
-        details: Type.Optional(Type.Array(Type.Ref(ErrorDetail), { maxItems: 20, description: 'Validation problems, at most 20' })),
+        code: Text(64, {
+          pattern: '^[a-z][a-z0-9_]*$',
+          description: 'Stable snake_case identifier, listed in docs/errors.md',
+          examples: ['pack_not_found'],
+        }),
+        message: Text(1000, {
+          description: 'A human sentence; it may change, `code` does not',
+          examples: ['No pack with this id.'],
+        }),
+        details: Type.Optional(
+          Type.Array(Type.Ref(ErrorDetail), { maxItems: 20, description: 'Validation problems, at most 20' }),
+        ),
         requestId: Type.Optional(Text(128, { description: 'The x-request-id of the failed request' })),
       },
       { additionalProperties: false },
@@ -93,7 +110,9 @@ export type ErrorStatus = keyof typeof ERROR_STATUS_DESCRIPTIONS;
 
 /** `{ 404: Error, ... }` for a route's response schema, each with its description. */
 export function errorResponses(...statuses: ErrorStatus[]): Record<number, TSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorEnvelope, { description: ERROR_STATUS_DESCRIPTIONS[status] })]));
+  return Object.fromEntries(
+    statuses.map((status) => [status, Type.Ref(ErrorEnvelope, { description: ERROR_STATUS_DESCRIPTIONS[status] })]),
+  );
 }
 
 /**
@@ -101,7 +120,11 @@ export function errorResponses(...statuses: ErrorStatus[]): Record<number, TSche
  * describes them; serialization ignores the keyword).
  */
 export function WithHeaders<T extends TSchema>(schema: T, headers: readonly string[], description?: string): T {
-  return { ...schema, ...(description ? { description } : {}), headers: Object.fromEntries(headers.map((name) => [name, { type: 'string' }])) };
+  return {
+    ...schema,
+    ...(description ? { description } : {}),
+    headers: Object.fromEntries(headers.map((name) => [name, { type: 'string' }])),
+  };
 }
 
 /** The success envelope `{ success: true, data }`. */
@@ -145,7 +168,8 @@ export function Page<T extends TSchema>(item: T, maxItems = 200) {
 export const NullableString = (maxLength: number, options: StringOptions = {}) => Nullable(Text(maxLength, options));
 
 /** A name shown to people: trimmed by the service, at least one visible character. */
-export const Name = (maxLength: number, examples: string[]) => Type.String({ minLength: 1, maxLength, pattern: '\\S', examples });
+export const Name = (maxLength: number, examples: string[]) =>
+  Type.String({ minLength: 1, maxLength, pattern: '\\S', examples });
 export const Description = (examples: string[]) => Text(2000, { examples });
 export const ImageUrl = (description: string) =>
   NullableString(2048, { format: 'uri', pattern: '^https?://', description });

@@ -29,19 +29,24 @@ export const TEAM_ROLES = ['owner', 'editor', 'viewer'] as const;
 export type TeamRole = (typeof TEAM_ROLES)[number];
 export const TeamRole = StringEnum(TEAM_ROLES, {
   $id: 'TeamRole',
-  description: '`owner` manages the team and its members; `editor` runs its packs and collectibles; `viewer` reads its admin views',
+  description:
+    '`owner` manages the team and its members; `editor` runs its packs and collectibles; `viewer` reads its admin views',
 });
 
 export const USER_ROLES = ['user', 'admin'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
-export const UserRole = StringEnum(USER_ROLES, { $id: 'UserRole', description: '`admin` makes the user a platform admin' });
+export const UserRole = StringEnum(USER_ROLES, {
+  $id: 'UserRole',
+  description: '`admin` makes the user a platform admin',
+});
 
 /** Where the database runs: reported by readiness and in the start log. */
 export const DATABASE_ENGINES = ['embedded', 'external'] as const;
 export type DatabaseEngine = (typeof DATABASE_ENGINES)[number];
 
 /** The SQL list of an enumeration, for a check constraint: `'draft', 'active', 'archived'`. */
-export const sqlValues = (values: readonly string[]) => values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');
+export const sqlValues = (values: readonly string[]) =>
+  values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');
 
 export const PURCHASE_STATUSES = ['pending', 'completed', 'cancelled', 'expired'] as const;
 export type PurchaseStatus = (typeof PURCHASE_STATUSES)[number];
@@ -55,7 +60,8 @@ export const LEDGER_KINDS = ['adjustment', 'purchase', 'reward', 'topup', 'refun
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 export const LedgerKind = StringEnum(LEDGER_KINDS, {
   $id: 'LedgerKind',
-  description: '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`, `topup`, `refund`: credits from other parts of the platform',
+  description:
+    '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`, `topup`, `refund`: credits from other parts of the platform',
 });
 
 /** Where a user came from: the external identity provider's tokens, or mobile sign-in (our own sessions). */
@@ -70,7 +76,14 @@ export const MobileProvider = StringEnum(MOBILE_PROVIDERS, {
 });
 
 /** Why a session ended. */
-export const SESSION_END_REASONS = ['logout', 'logout_all', 'revoked', 'ended_by_user', 'refresh_reuse', 'account_deleted'] as const;
+export const SESSION_END_REASONS = [
+  'logout',
+  'logout_all',
+  'revoked',
+  'ended_by_user',
+  'refresh_reuse',
+  'account_deleted',
+] as const;
 
 /** An order: pending until paid; then fulfilled (coins credited), or expired or failed; a fulfilled one may be refunded or disputed. */
 export const ORDER_STATUSES = ['pending', 'fulfilled', 'expired', 'failed', 'refunded', 'disputed'] as const;
@@ -82,7 +95,13 @@ export const OrderStatus = StringEnum(ORDER_STATUSES, {
 });
 
 /** Why a paid order waits for a platform admin. */
-export const ORDER_REVIEW_REASONS = ['payment_mismatch', 'no_payment_intent', 'balance_limit', 'paid_after_expiry', 'dispute_return_blocked'] as const;
+export const ORDER_REVIEW_REASONS = [
+  'payment_mismatch',
+  'no_payment_intent',
+  'balance_limit',
+  'paid_after_expiry',
+  'dispute_return_blocked',
+] as const;
 export type OrderReviewReason = (typeof ORDER_REVIEW_REASONS)[number];
 
 export const OrderReviewReason = StringEnum(ORDER_REVIEW_REASONS, {

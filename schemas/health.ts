@@ -13,7 +13,8 @@ export const Readiness = Envelope(
   StrictObject({
     status: Type.Literal('ready'),
     database: StringEnum(DATABASE_ENGINES, {
-      description: '`embedded`: the PostgreSQL server the service runs in DATA_DIR; `external`: the one at DATABASE_URL',
+      description:
+        '`embedded`: the PostgreSQL server the service runs in DATA_DIR; `external`: the one at DATABASE_URL',
     }),
   }),
 );

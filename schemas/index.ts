@@ -17,7 +17,19 @@ import {
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
 import { JobResult } from './jobs.js';
 import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order, UpdateOrderBody } from './checkout.js';
-import { CronJob, LedgerKind, MobileProvider, OrderReviewReason, OrderStatus, PackActionName, PackStatus, PurchaseStatus, Rarity, TeamRole, UserRole } from './enums.js';
+import {
+  CronJob,
+  LedgerKind,
+  MobileProvider,
+  OrderReviewReason,
+  OrderStatus,
+  PackActionName,
+  PackStatus,
+  PurchaseStatus,
+  Rarity,
+  TeamRole,
+  UserRole,
+} from './enums.js';
 import {
   AddCollectibleAction,
   AdminPack,

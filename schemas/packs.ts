@@ -1,6 +1,20 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PublicCollectible } from './collectibles.js';
-import { Description, Envelope, Id, ImageUrl, Int, Name, NextCursor, Nullable, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
+import {
+  Description,
+  Envelope,
+  Id,
+  ImageUrl,
+  Int,
+  Name,
+  NextCursor,
+  Nullable,
+  Page,
+  PageQuery,
+  StrictObject,
+  Text,
+  Timestamp,
+} from './common.js';
 import { PackActionName, PackStatus, Rarity } from './enums.js';
 
 /** The largest pool a pack may have (plugins/app/packs/service.ts refuses more). */
@@ -8,8 +22,16 @@ export const MAX_POOL_ENTRIES = 1000;
 
 const price = Int({ maximum: 1_000_000_000, description: 'Integer coins', examples: [100] });
 const cardsPerPack = Int({ minimum: 1, maximum: 100, description: 'Draws per opened pack', examples: [5] });
-const supply = Nullable(Int({ minimum: 1, maximum: 1_000_000_000, description: 'The most packs ever sold; null for no limit' }));
-const maxPerUser = Nullable(Int({ minimum: 1, maximum: 1_000_000, description: 'The most packs of it one user may hold reserved or bought; null for no limit' }));
+const supply = Nullable(
+  Int({ minimum: 1, maximum: 1_000_000_000, description: 'The most packs ever sold; null for no limit' }),
+);
+const maxPerUser = Nullable(
+  Int({
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'The most packs of it one user may hold reserved or bought; null for no limit',
+  }),
+);
 const available = Int({ description: 'Packs that can still be sold' });
 const weight = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Weight of each copy' });
 const probability = Type.Number({ minimum: 0, maximum: 1, description: 'Chance of this entry on the next draw' });
@@ -72,7 +94,10 @@ export const AdminPack = Type.Object(
   {
     ...packFields,
     available,
-    pool: Type.Array(Type.Ref(PoolEntry), { maxItems: MAX_POOL_ENTRIES, description: 'Ordered by collectible id, the order draws walk' }),
+    pool: Type.Array(Type.Ref(PoolEntry), {
+      maxItems: MAX_POOL_ENTRIES,
+      description: 'Ordered by collectible id, the order draws walk',
+    }),
   },
   { $id: 'AdminPack', additionalProperties: false },
 );
@@ -83,7 +108,10 @@ export const AdminPackSummary = Type.Object(
   {
     ...packFields,
     available,
-    poolSize: Int({ maximum: MAX_POOL_ENTRIES, description: 'Entries in the pool; GET /api/admin/packs/{id} shows them' }),
+    poolSize: Int({
+      maximum: MAX_POOL_ENTRIES,
+      description: 'Entries in the pool; GET /api/admin/packs/{id} shows them',
+    }),
   },
   { $id: 'AdminPackSummary', additionalProperties: false },
 );
@@ -124,10 +152,19 @@ export const PublicPackDetail = Envelope(
  */
 const collectibleId = Type.String({ ...Id, description: 'A collectible of the pack’s team, or a global one' });
 
-const actionSchema = <A extends string, P extends Parameters<typeof StrictObject>[0]>(action: A, id: string, description: string, fields: P) =>
-  StrictObject({ action: Type.Literal(action), ...fields }, { $id: id, description });
+const actionSchema = <A extends string, P extends Parameters<typeof StrictObject>[0]>(
+  action: A,
+  id: string,
+  description: string,
+  fields: P,
+) => StrictObject({ action: Type.Literal(action), ...fields }, { $id: id, description });
 
-export const PublishAction = actionSchema('publish', 'PublishAction', 'draft → active; the pool must fill at least one pack', {});
+export const PublishAction = actionSchema(
+  'publish',
+  'PublishAction',
+  'draft → active; the pool must fill at least one pack',
+  {},
+);
 export const ArchiveAction = actionSchema('archive', 'ArchiveAction', 'draft or active → archived', {});
 export const RestoreAction = actionSchema('restore', 'RestoreAction', 'archived → draft', {});
 export const AddCollectibleAction = actionSchema(
@@ -136,18 +173,41 @@ export const AddCollectibleAction = actionSchema(
   'Draft only: a new entry gets `quantity` (default 1) and `weight` (default 1); an existing entry has the given fields replaced',
   {
     collectibleId,
-    quantity: Type.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'Copies in the pool (default 1 for a new entry)' })),
-    weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Weight of each copy (default 1 for a new entry)' })),
+    quantity: Type.Optional(
+      Int({ minimum: 1, maximum: 1_000_000, description: 'Copies in the pool (default 1 for a new entry)' }),
+    ),
+    weight: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1_000_000,
+        description: 'Weight of each copy (default 1 for a new entry)',
+      }),
+    ),
   },
 );
-export const RemoveCollectibleAction = actionSchema('removeCollectible', 'RemoveCollectibleAction', 'Draft only: takes the entry out of the pool', {
-  collectibleId,
-});
+export const RemoveCollectibleAction = actionSchema(
+  'removeCollectible',
+  'RemoveCollectibleAction',
+  'Draft only: takes the entry out of the pool',
+  {
+    collectibleId,
+  },
+);
 
-const PACK_ACTION_SCHEMAS = [PublishAction, ArchiveAction, RestoreAction, AddCollectibleAction, RemoveCollectibleAction];
+const PACK_ACTION_SCHEMAS = [
+  PublishAction,
+  ArchiveAction,
+  RestoreAction,
+  AddCollectibleAction,
+  RemoveCollectibleAction,
+];
 
 export type PackActionBody = Static<
-  typeof PublishAction | typeof ArchiveAction | typeof RestoreAction | typeof AddCollectibleAction | typeof RemoveCollectibleAction
+  | typeof PublishAction
+  | typeof ArchiveAction
+  | typeof RestoreAction
+  | typeof AddCollectibleAction
+  | typeof RemoveCollectibleAction
 >;
 export const PackActionBody = Type.Unsafe<PackActionBody>({
   $id: 'PackActionRequest',
@@ -175,7 +235,9 @@ const imageUrl = ImageUrl('http(s) URL of the pack art');
 export const CreatePackBody = StrictObject(
   {
     name,
-    teamId: Type.Optional(Nullable(Type.String({ ...Id, description: 'Owning team; null or absent for a platform pack' }))),
+    teamId: Type.Optional(
+      Nullable(Type.String({ ...Id, description: 'Owning team; null or absent for a platform pack' })),
+    ),
     description: Type.Optional(description),
     imageUrl: Type.Optional(imageUrl),
     price: Type.Optional(Int({ maximum: 1_000_000_000, default: 0, description: 'Integer coins' })),

@@ -7,8 +7,19 @@ export const MAX_BUNDLE_COINS = 100_000_000;
 export const MAX_UNIT_AMOUNT = 99_999_999;
 
 const Coins = (description: string, minimum: number) => Int({ minimum, maximum: MAX_BUNDLE_COINS, description });
-const Currency = Type.String({ pattern: '^[a-z]{3}$', minLength: 3, maxLength: 3, description: 'ISO 4217, lowercase', examples: ['usd', 'eur'] });
-const UnitAmount = Int({ minimum: 1, maximum: MAX_UNIT_AMOUNT, description: 'In minor units (cents): 499 is 4.99', examples: [499] });
+const Currency = Type.String({
+  pattern: '^[a-z]{3}$',
+  minLength: 3,
+  maxLength: 3,
+  description: 'ISO 4217, lowercase',
+  examples: ['usd', 'eur'],
+});
+const UnitAmount = Int({
+  minimum: 1,
+  maximum: MAX_UNIT_AMOUNT,
+  description: 'In minor units (cents): 499 is 4.99',
+  examples: [499],
+});
 const SortOrder = Int({ minimum: 0, maximum: 1_000_000, description: 'Lower first in the public list' });
 
 export const Price = Type.Object(
@@ -20,7 +31,11 @@ export const Price = Type.Object(
     active: Type.Boolean({ description: 'Only active prices can be bought; at most one per product and currency' }),
     createdAt: Timestamp,
   },
-  { $id: 'Price', additionalProperties: false, description: 'What a product costs in one currency; amount and currency never change' },
+  {
+    $id: 'Price',
+    additionalProperties: false,
+    description: 'What a product costs in one currency; amount and currency never change',
+  },
 );
 export type Price = Static<typeof Price>;
 
@@ -33,7 +48,10 @@ export const Product = Type.Object(
     bonusCoins: Coins('Extra coins on top', 0),
     active: Type.Boolean({ description: 'Inactive products are not listed or sold' }),
     sortOrder: SortOrder,
-    prices: Type.Array(Type.Ref(Price), { maxItems: 500, description: 'Public list: the active prices; admin answers: every price, newest first' }),
+    prices: Type.Array(Type.Ref(Price), {
+      maxItems: 500,
+      description: 'Public list: the active prices; admin answers: every price, newest first',
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },

@@ -3,14 +3,16 @@ import { PublicCollectible } from './collectibles.js';
 import { Envelope, Id, Int, Nullable, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
 import { PurchaseStatus, Rarity } from './enums.js';
 
-const hex64 = (description: string) => Type.String({ pattern: '^[0-9a-f]{64}$', minLength: 64, maxLength: 64, description });
+const hex64 = (description: string) =>
+  Type.String({ pattern: '^[0-9a-f]{64}$', minLength: 64, maxLength: 64, description });
 
 /** A client seed: the fan's own contribution to the draw's randomness. */
 export const ClientSeed = Type.String({
   minLength: 1,
   maxLength: 128,
   pattern: '^[\\x20-\\x7e]+$',
-  description: 'Any 1-128 printable ASCII characters of your choosing: mixed into every draw of the open, after the server committed to its seed',
+  description:
+    'Any 1-128 printable ASCII characters of your choosing: mixed into every draw of the open, after the server committed to its seed',
   examples: ['my lucky seed 42'],
 });
 
@@ -20,8 +22,14 @@ export const Purchase = Type.Object(
     packId: Id,
     status: Type.Ref(PurchaseStatus),
     price: Int({ description: 'Coins, fixed when the purchase started', examples: [100] }),
-    expiresAt: Type.String({ format: 'date-time', maxLength: 30, description: 'Until when a pending purchase holds its pack' }),
-    serverSeedHash: hex64('The SHA-256 (hex) of the secret server seed this pack will be opened with: revealed when it is opened'),
+    expiresAt: Type.String({
+      format: 'date-time',
+      maxLength: 30,
+      description: 'Until when a pending purchase holds its pack',
+    }),
+    serverSeedHash: hex64(
+      'The SHA-256 (hex) of the secret server seed this pack will be opened with: revealed when it is opened',
+    ),
     clientSeed: Nullable(Text(128, { description: 'The client seed given when completing, if any' })),
     createdAt: Timestamp,
     completedAt: Nullable(Timestamp),
@@ -51,7 +59,10 @@ export const CompletedPurchaseResponse = Envelope(Type.Ref(CompletedPurchase));
 
 export const CompletePurchaseBody = StrictObject(
   { purchaseId: Id, clientSeed: Type.Optional(ClientSeed) },
-  { $id: 'CompletePurchaseRequest', examples: [{ purchaseId: '5b0f3c2e-3f55-4d7e-9a43-0d9b2f1f8e21', clientSeed: 'my lucky seed 42' }] },
+  {
+    $id: 'CompletePurchaseRequest',
+    examples: [{ purchaseId: '5b0f3c2e-3f55-4d7e-9a43-0d9b2f1f8e21', clientSeed: 'my lucky seed 42' }],
+  },
 );
 export type CompletePurchaseBody = Static<typeof CompletePurchaseBody>;
 
@@ -59,10 +70,15 @@ export const CancelPurchaseQuery = Type.Object({ purchaseId: Id }, { additionalP
 
 export const OpenPackBody = StrictObject(
   {
-    userPackId: Type.Optional(Type.String({ ...Id, description: 'The owned pack to open; absent: your oldest unopened pack of this kind' })),
+    userPackId: Type.Optional(
+      Type.String({ ...Id, description: 'The owned pack to open; absent: your oldest unopened pack of this kind' }),
+    ),
     clientSeed: Type.Optional(ClientSeed),
   },
-  { $id: 'OpenPackRequest', examples: [{}, { userPackId: '0c9f8e55-0f55-4b5b-8f0e-6d8a7d1b9c33', clientSeed: 'my lucky seed 42' }] },
+  {
+    $id: 'OpenPackRequest',
+    examples: [{}, { userPackId: '0c9f8e55-0f55-4b5b-8f0e-6d8a7d1b9c33', clientSeed: 'my lucky seed 42' }],
+  },
 );
 export type OpenPackBody = Static<typeof OpenPackBody>;
 
@@ -83,7 +99,10 @@ export const DrawStep = Type.Object(
     u: uniform('The draw\'s uniform: the first 13 hex digits of HMAC-SHA256(serverSeed, "clientSeed:k"), over 2^52'),
     v: uniform('The serial uniform, from the message "clientSeed:k:serial"'),
     collectibleId: Id,
-    unminted: Int({ minimum: 1, description: "Unminted serials of the drawn entry before this draw (its copies left)" }),
+    unminted: Int({
+      minimum: 1,
+      description: 'Unminted serials of the drawn entry before this draw (its copies left)',
+    }),
     position: Int({ description: 'floor(v * unminted): which unminted serial this copy takes' }),
     serialNumber: Int({ minimum: 1 }),
   },
@@ -93,13 +112,22 @@ export type DrawStep = Static<typeof DrawStep>;
 
 export const FairnessProof = Type.Object(
   {
-    serverSeed: hex64('The secret seed, revealed: its SHA-256 is the serverSeedHash published when the purchase started'),
+    serverSeed: hex64(
+      'The secret seed, revealed: its SHA-256 is the serverSeedHash published when the purchase started',
+    ),
     serverSeedHash: hex64('As published when the purchase started'),
     clientSeed: Text(128),
-    pool: Type.Array(Type.Ref(FairnessPoolEntry), { maxItems: 1000, description: 'The pool before the first draw, in draw order (collectible id, code-point order)' }),
+    pool: Type.Array(Type.Ref(FairnessPoolEntry), {
+      maxItems: 1000,
+      description: 'The pool before the first draw, in draw order (collectible id, code-point order)',
+    }),
     draws: Type.Array(Type.Ref(DrawStep), { maxItems: 100 }),
   },
-  { $id: 'FairnessProof', additionalProperties: false, description: 'Everything needed to recompute the draws; docs/fairness.md explains how' },
+  {
+    $id: 'FairnessProof',
+    additionalProperties: false,
+    description: 'Everything needed to recompute the draws; docs/fairness.md explains how',
+  },
 );
 export type FairnessProof = Static<typeof FairnessProof>;
 
@@ -108,7 +136,10 @@ export const OpenedItem = Type.Object(
     id: Id,
     collectible: Type.Ref(PublicCollectible),
     serialNumber: Int({ minimum: 1, examples: [12] }),
-    editionSize: Int({ description: 'Serial numbers of this collectible when it was drawn: shown as #serialNumber / editionSize', examples: [500] }),
+    editionSize: Int({
+      description: 'Serial numbers of this collectible when it was drawn: shown as #serialNumber / editionSize',
+      examples: [500],
+    }),
   },
   { $id: 'OpenedItem', additionalProperties: false },
 );
@@ -158,4 +189,3 @@ export const PullPage = Page(Type.Ref(Pull));
 export const PullQuery = PageQuery({ rarity: Type.Optional(Type.Ref(Rarity)), teamId: Type.Optional(Id) });
 export type PullQuery = Static<typeof PullQuery>;
 export const UserPackParams = Type.Object({ userPackId: Id }, { additionalProperties: false });
-

@@ -36,11 +36,14 @@ export const CreateTeamBody = StrictObject(
         minLength: 1,
         maxLength: 60,
         pattern: SLUG_PATTERN,
-        description: 'Lowercase letters, digits and single dashes; unique. Default: made from the name, with a short suffix when taken',
+        description:
+          'Lowercase letters, digits and single dashes; unique. Default: made from the name, with a short suffix when taken',
         examples: ['fc-example'],
       }),
     ),
-    ownerUserId: Type.Optional(Type.String({ ...Id, description: 'The first owner; defaults to the caller. Must have signed in before.' })),
+    ownerUserId: Type.Optional(
+      Type.String({ ...Id, description: 'The first owner; defaults to the caller. Must have signed in before.' }),
+    ),
   },
   { $id: 'CreateTeamRequest', examples: [{ name: 'FC Example', slug: 'fc-example', ownerUserId: 'alice' }] },
 );
@@ -56,7 +59,10 @@ export const AddMemberBody = StrictObject(
 );
 export type AddMemberBody = Static<typeof AddMemberBody>;
 
-export const UpdateMemberBody = StrictObject({ role: Type.Ref(TeamRole) }, { $id: 'UpdateMemberRequest', examples: [{ role: 'owner' }] });
+export const UpdateMemberBody = StrictObject(
+  { role: Type.Ref(TeamRole) },
+  { $id: 'UpdateMemberRequest', examples: [{ role: 'owner' }] },
+);
 export type UpdateMemberBody = Static<typeof UpdateMemberBody>;
 
 export const TeamParams = Type.Object({ teamId: Id }, { additionalProperties: false });

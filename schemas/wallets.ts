@@ -17,7 +17,13 @@ export type Wallet = Static<typeof Wallet>;
 export const LedgerEntry = Type.Object(
   {
     id: Id,
-    amount: Type.Integer({ format: 'int32', minimum: -2_147_483_647, maximum: 2_147_483_647, description: 'Signed: credits are positive, debits negative', examples: [-300] }),
+    amount: Type.Integer({
+      format: 'int32',
+      minimum: -2_147_483_647,
+      maximum: 2_147_483_647,
+      description: 'Signed: credits are positive, debits negative',
+      examples: [-300],
+    }),
     balanceAfter: Int({ description: 'The balance once this entry applied', examples: [900] }),
     kind: Type.Ref(LedgerKind),
     reference: Nullable(Text(128, { description: 'What caused the entry: for `purchase`, the purchase id' })),
@@ -43,11 +49,19 @@ export const WalletAdjustmentBody = StrictObject(
       description: 'Coins to add (positive) or take (negative); not 0',
       examples: [500],
     }),
-    reason: Text(500, { minLength: 1, pattern: '\\S', description: 'Why: kept in the ledger', examples: ['Compensation for the outage of 2026-11-20'] }),
+    reason: Text(500, {
+      minLength: 1,
+      pattern: '\\S',
+      description: 'Why: kept in the ledger',
+      examples: ['Compensation for the outage of 2026-11-20'],
+    }),
   },
   { $id: 'WalletAdjustmentBody' },
 );
 export type WalletAdjustmentBody = Static<typeof WalletAdjustmentBody>;
 
 export const LedgerEntryResponse = Envelope(Type.Ref(LedgerEntry));
-export const WalletUserParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 255, description: 'The user (the identity provider subject)' }) }, { additionalProperties: false });
+export const WalletUserParams = Type.Object(
+  { userId: Type.String({ minLength: 1, maxLength: 255, description: 'The user (the identity provider subject)' }) },
+  { additionalProperties: false },
+);

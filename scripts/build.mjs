@@ -28,7 +28,8 @@ function newestSource() {
   return newest;
 }
 
-if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource()) process.exit(0);
+if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource())
+  process.exit(0);
 
 let tsc;
 try {
@@ -43,7 +44,10 @@ try {
 }
 // The stamp carries the build's start time: a source saved while tsc ran is still newer than it.
 const started = new Date();
-const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (result.status !== 0) process.exit(result.status ?? 1);
 writeFileSync(stamp, `${started.toISOString()}\n`);
 utimesSync(stamp, started, started);

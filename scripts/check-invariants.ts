@@ -25,7 +25,10 @@ function print(results: InvariantResult[], where: string, totalMs: number): void
 await withServiceDatabase('check-invariants', async (orm, where) => {
   const started = performance.now();
   // One snapshot for every check: a service writing meanwhile cannot make two checks disagree.
-  const results = await orm.transaction((tx) => checkInvariants(tx), { isolationLevel: 'repeatable read', accessMode: 'read only' });
+  const results = await orm.transaction((tx) => checkInvariants(tx), {
+    isolationLevel: 'repeatable read',
+    accessMode: 'read only',
+  });
   const totalMs = performance.now() - started;
   if (json) console.log(JSON.stringify({ where, ms: Math.round(totalMs), results }, null, 2));
   else print(results, where, totalMs);

@@ -20,6 +20,8 @@ if (unknown.length > 0) {
 await withServiceDatabase('recount-reservations', async (orm, where) => {
   const corrected = await recountReservations(orm, { release });
   for (const pack of corrected) console.log(`  pack ${pack.packId}: ${pack.was} -> ${pack.now}`);
-  console.log(`${release ? 'Released' : 'Recounted'} the reservations of ${where}: ${corrected.length} pack(s) changed.`);
+  console.log(
+    `${release ? 'Released' : 'Recounted'} the reservations of ${where}: ${corrected.length} pack(s) changed.`,
+  );
   return 0;
 });

@@ -7,7 +7,17 @@ import { holdsServiceTables } from '../plugins/app/invariants/repository.js';
 
 /** The operator scripts' database: the one the service uses, found as the service finds it. */
 
-const silentLog = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silentLog, level: 'silent', silent() {} } as never;
+const silentLog = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child: () => silentLog,
+  level: 'silent',
+  silent() {},
+} as never;
 
 /**
  * DATABASE_URL, or else the embedded PostgreSQL in DATA_DIR (./data): the running one, or one
@@ -36,7 +46,10 @@ export async function withServiceDatabase(
     const pool = new pg.Pool({ connectionString: target.url, max: 1, application_name: `pack-service-${script}` });
     try {
       const orm = drizzle({ client: pool, schema }) as unknown as Database;
-      if (!(await holdsServiceTables(orm))) throw new Error(`${target.where} holds none of this service's tables: start the service on it once to create them`);
+      if (!(await holdsServiceTables(orm)))
+        throw new Error(
+          `${target.where} holds none of this service's tables: start the service on it once to create them`,
+        );
       process.exitCode = await work(orm, target.where);
     } finally {
       await pool.end();

@@ -28,7 +28,12 @@ export interface StandInProvider {
   /** Requests received, as "METHOD path". */
   requests: string[];
   /** An ID token as the provider signs it; `claims` override or (with undefined) drop the defaults. */
-  mint(sub: string, rawNonce: string, claims?: Record<string, unknown>, options?: { kid?: string; key?: KeyObject }): string;
+  mint(
+    sub: string,
+    rawNonce: string,
+    claims?: Record<string, unknown>,
+    options?: { kid?: string; key?: KeyObject },
+  ): string;
   /** The signing key, for tests that forge tokens with it. */
   privateKey: KeyObject;
   publicKey: KeyObject;
@@ -39,10 +44,14 @@ export interface StandInProvider {
 export const nonceClaim = (kind: StandInKind, rawNonce: string) =>
   kind === 'apple' ? createHash('sha256').update(rawNonce, 'utf8').digest('hex') : rawNonce;
 
-export async function startStandInProvider(kind: StandInKind, options: { port?: number; clientId?: string } = {}): Promise<StandInProvider> {
+export async function startStandInProvider(
+  kind: StandInKind,
+  options: { port?: number; clientId?: string } = {},
+): Promise<StandInProvider> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const kid = `${kind}-${randomBytes(4).toString('hex')}`;
-  const clientId = options.clientId ?? (kind === 'apple' ? 'com.example.packs' : 'packs-app.apps.googleusercontent.com');
+  const clientId =
+    options.clientId ?? (kind === 'apple' ? 'com.example.packs' : 'packs-app.apps.googleusercontent.com');
   const requests: string[] = [];
   const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' };
@@ -66,7 +75,9 @@ export async function startStandInProvider(kind: StandInKind, options: { port?: 
     for (const key of Object.keys(payload)) if (payload[key] === undefined) delete payload[key];
     const key = signing.key ? signing.key.export({ type: 'pkcs8', format: 'pem' }).toString() : privatePem;
     // fast-jwt keeps a given iat; without one (a test dropping it), it must not add its own.
-    return createSigner({ key, algorithm: 'RS256', kid: signing.kid ?? kid, noTimestamp: !('iat' in payload) })(payload);
+    return createSigner({ key, algorithm: 'RS256', kid: signing.kid ?? kid, noTimestamp: !('iat' in payload) })(
+      payload,
+    );
   };
 
   const server: Server = createServer((request, response) => {
@@ -78,7 +89,10 @@ export async function startStandInProvider(kind: StandInKind, options: { port?: 
       const sub = url.searchParams.get('sub');
       const nonce = url.searchParams.get('nonce');
       if (sub && nonce) response.writeHead(200, { 'content-type': 'text/plain' }).end(mint(sub, nonce));
-      else response.writeHead(400, { 'content-type': 'text/plain' }).end('sub and nonce are both required: /id-token?sub=alice&nonce=<your raw nonce>\n');
+      else
+        response
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end('sub and nonce are both required: /id-token?sub=alice&nonce=<your raw nonce>\n');
     } else {
       response.writeHead(404).end();
     }
@@ -112,7 +126,13 @@ const usage = 'usage: npm run stand-in-provider [-- --apple-port 4001 --google-p
 export function standInPorts(args: string[]): { apple: number; google: number } | { problem: string } {
   let values: { 'apple-port': string; 'google-port': string };
   try {
-    ({ values } = parseArgs({ args, options: { 'apple-port': { type: 'string', default: '4001' }, 'google-port': { type: 'string', default: '4002' } } }));
+    ({ values } = parseArgs({
+      args,
+      options: {
+        'apple-port': { type: 'string', default: '4001' },
+        'google-port': { type: 'string', default: '4002' },
+      },
+    }));
   } catch (error) {
     return { problem: `${(error as Error).message}\n${usage}` };
   }
@@ -132,7 +152,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const apple = await startStandInProvider('apple', { port: ports.apple });
   const google = await startStandInProvider('google', { port: ports.google });
   console.log('Stand-in providers running. Start the service with:\n');
-  console.log(Object.entries({ ...apple.env, ...google.env }).map(([name, value]) => `${name}=${value}`).join(' \\\n'), 'npm start\n');
+  console.log(
+    Object.entries({ ...apple.env, ...google.env })
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' \\\n'),
+    'npm start\n',
+  );
   console.log(`Mint an ID token:  curl '${google.issuer}/id-token?sub=alice&nonce=<your raw nonce>'`);
   const stop = () => Promise.all([apple.close(), google.close()]).then(() => process.exit(0));
   process.on('SIGINT', stop);

@@ -37,10 +37,15 @@ function findProof(value: unknown): Record<string, unknown> | undefined {
 }
 
 const proof = findProof(parsed);
-if (!proof) fail(`${path} holds no open result: expected its "fairness" object (serverSeed, serverSeedHash, clientSeed, pool, draws)`);
+if (!proof)
+  fail(
+    `${path} holds no open result: expected its "fairness" object (serverSeed, serverSeedHash, clientSeed, pool, draws)`,
+  );
 
 // The proof's shape is the API's own schema: anything the API could answer passes, nothing else.
-const shapeProblems = [...Value.Errors(FairnessProof, [FairnessPoolEntry, DrawStep], proof)].slice(0, 10).map((error) => `${error.path || '/'} ${error.message}`);
+const shapeProblems = [...Value.Errors(FairnessProof, [FairnessPoolEntry, DrawStep], proof)]
+  .slice(0, 10)
+  .map((error) => `${error.path || '/'} ${error.message}`);
 if (shapeProblems.length > 0) fail(`${path}: not an open's proof: ${shapeProblems.join('; ')}`);
 
 const problems = verifyDrawProof(proof as DrawProof);
@@ -50,5 +55,10 @@ if (problems.length > 0) {
   process.exit(1);
 }
 const draws = proof.draws as DrawProof['draws'];
-console.log(`${path}: checks out. The server seed matches the hash published at purchase, and all ${draws.length} draws recompute:`);
-for (const draw of draws) console.log(`- draw ${draw.k}: ${draw.collectibleId}, serial position ${draw.position} of ${draw.unminted} unminted, serial #${draw.serialNumber}`);
+console.log(
+  `${path}: checks out. The server seed matches the hash published at purchase, and all ${draws.length} draws recompute:`,
+);
+for (const draw of draws)
+  console.log(
+    `- draw ${draw.k}: ${draw.collectibleId}, serial position ${draw.position} of ${draw.unminted} unminted, serial #${draw.serialNumber}`,
+  );

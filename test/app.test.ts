@@ -19,27 +19,30 @@ function readResponse(socket: ReturnType<typeof connect>): Promise<string> {
   });
 }
 
-t.test('while shutting down, a request on an open connection gets 503 shutting_down and Connection: close', async (t) => {
-  const app = await buildTestApp(t);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as { port: number };
-  const socket = connect(port, '127.0.0.1');
-  await new Promise((resolve) => socket.once('connect', resolve));
-  // Half a request keeps the connection busy, so closing does not reap it as idle.
-  socket.write('GET /api/health HTTP/1.1\r\nHost: localhost\r\n');
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const closing = app.close();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const response = readResponse(socket);
-  socket.write('\r\n');
-  const raw = await response;
-  await closing;
-  t.match(raw, /^HTTP\/1\.1 503/);
-  t.match(raw, /connection: close/i);
-  t.match(raw, /retry-after: 1/i);
-  t.match(raw, /"code":"shutting_down"/);
-  socket.destroy();
-});
+t.test(
+  'while shutting down, a request on an open connection gets 503 shutting_down and Connection: close',
+  async (t) => {
+    const app = await buildTestApp(t);
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // Half a request keeps the connection busy, so closing does not reap it as idle.
+    socket.write('GET /api/health HTTP/1.1\r\nHost: localhost\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closing = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const response = readResponse(socket);
+    socket.write('\r\n');
+    const raw = await response;
+    await closing;
+    t.match(raw, /^HTTP\/1\.1 503/);
+    t.match(raw, /connection: close/i);
+    t.match(raw, /retry-after: 1/i);
+    t.match(raw, /"code":"shutting_down"/);
+    socket.destroy();
+  },
+);
 
 t.test('responses carry security headers and the JSON content type', async (t) => {
   const app = await buildTestApp(t);
@@ -60,8 +63,13 @@ t.test('Swagger UI is served at /docs with its own content-security policy', asy
   // Swagger UI's scripts create <style> elements of their own (its logo's): the policy allows
   // exactly those, by hash, so a browser logs no violation, and no other inline style.
   const preset = await app.inject({ url: '/docs/static/swagger-ui-standalone-preset.js' });
-  const created = [...preset.body.matchAll(/createElement\("style",null,("(?:[^"\\]|\\.)*")\)/g)].map(([, literal]) => JSON.parse(literal as string) as string);
-  t.ok(created.includes('.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}'), "the logo's <style>, as Swagger UI creates it");
+  const created = [...preset.body.matchAll(/createElement\("style",null,("(?:[^"\\]|\\.)*")\)/g)].map(
+    ([, literal]) => JSON.parse(literal as string) as string,
+  );
+  t.ok(
+    created.includes('.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}'),
+    "the logo's <style>, as Swagger UI creates it",
+  );
   const styleSources = /style-src ([^;]*)/.exec(csp)?.[1]?.trim().split(/\s+/) ?? [];
   t.same(
     styleSources.filter((source) => source.startsWith("'sha256-")).sort(),
@@ -82,11 +90,23 @@ t.test('Swagger UI asks browsers to upgrade to https only when it is served over
   for (const url of ['/docs/', '/docs/static/swagger-initializer.js']) {
     const plain = await app.inject({ url, headers: { host: '192.168.1.20:3000' } });
     t.equal(plain.statusCode, 200, url);
-    t.notMatch(String(plain.headers['content-security-policy']), /upgrade-insecure-requests/, `${url} over http: no upgrade`);
+    t.notMatch(
+      String(plain.headers['content-security-policy']),
+      /upgrade-insecure-requests/,
+      `${url} over http: no upgrade`,
+    );
     const secure = await app.inject({ url, headers: { host: 'api.example.com', 'x-forwarded-proto': 'https' } });
-    t.match(String(secure.headers['content-security-policy']), /upgrade-insecure-requests/, `${url} over https (behind a trusted proxy): upgrade`);
+    t.match(
+      String(secure.headers['content-security-policy']),
+      /upgrade-insecure-requests/,
+      `${url} over https (behind a trusted proxy): upgrade`,
+    );
   }
-  t.notMatch(String((await app.inject({ url: '/api/health' })).headers['content-security-policy']), /upgrade-insecure-requests/, 'nor does the API over http');
+  t.notMatch(
+    String((await app.inject({ url: '/api/health' })).headers['content-security-policy']),
+    /upgrade-insecure-requests/,
+    'nor does the API over http',
+  );
   const api = await app.inject({ url: '/api/health', headers: { 'x-forwarded-proto': 'https' } });
   t.match(String(api.headers['content-security-policy']), /upgrade-insecure-requests/, 'the API over https does');
 });
@@ -110,11 +130,19 @@ t.test('CORS: development allows any origin; production allows only CORS_ORIGINS
   const devRes = await dev.inject({ url: '/api/health', headers: { origin: 'https://anywhere.example' } });
   t.equal(devRes.headers['access-control-allow-origin'], '*');
 
-  const prod = await buildTestApp(t, { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', CORS_ORIGINS: 'https://app.example.com' });
+  const prod = await buildTestApp(t, {
+    NODE_ENV: 'production',
+    PUBLIC_BASE_URL: 'https://api.example.com',
+    CORS_ORIGINS: 'https://app.example.com',
+  });
   const allowed = await prod.inject({
     method: 'OPTIONS',
     url: '/api/user',
-    headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization,content-type' },
+    headers: {
+      origin: 'https://app.example.com',
+      'access-control-request-method': 'PATCH',
+      'access-control-request-headers': 'authorization,content-type',
+    },
   });
   t.equal(allowed.statusCode, 204);
   t.equal(allowed.headers['access-control-allow-origin'], 'https://app.example.com');
@@ -166,10 +194,15 @@ async function unreadyApp(t: { teardown(fn: () => unknown): void }) {
 t.test('default deny: every route declares its access, or the app refuses to start', async (t) => {
   await t.test('a route without config.auth stops the start, naming the route', async (t) => {
     const app = await unreadyApp(t);
-    app.get('/api/forgotten', { schema: { tags: ['Misc'], summary: 'no access declared' } }, async () => ({ secret: true }));
-    await t.rejects(async () => {
-      await app.ready();
-    }, { message: /Route GET \/api\/forgotten does not declare its access/ });
+    app.get('/api/forgotten', { schema: { tags: ['Misc'], summary: 'no access declared' } }, async () => ({
+      secret: true,
+    }));
+    await t.rejects(
+      async () => {
+        await app.ready();
+      },
+      { message: /Route GET \/api\/forgotten does not declare its access/ },
+    );
   });
 
   await t.test('routes added after every plugin loaded are guarded and documented like the others', async (t) => {
@@ -181,9 +214,14 @@ t.test('default deny: every route declares its access, or the app refuses to sta
     await app.ready();
     t.equal((await app.inject({ url: '/api/late/user' })).statusCode, 401);
     t.equal((await app.inject({ url: '/api/late/admin', headers: bearer(tokenFor('fan')) })).statusCode, 403);
-    t.equal((await app.inject({ url: '/api/late/admin', headers: bearer(tokenFor('root', { role: 'admin' })) })).statusCode, 200);
+    t.equal(
+      (await app.inject({ url: '/api/late/admin', headers: bearer(tokenFor('root', { role: 'admin' })) })).statusCode,
+      200,
+    );
     t.equal((await app.inject({ url: '/api/late/public' })).statusCode, 200);
-    const document = app.swagger() as { paths: Record<string, { get: { security?: unknown; responses: Record<string, unknown> } }> };
+    const document = app.swagger() as {
+      paths: Record<string, { get: { security?: unknown; responses: Record<string, unknown> } }>;
+    };
     t.same(document.paths['/api/late/admin']?.get.security, [{ bearerAuth: [] }]);
     t.ok(document.paths['/api/late/admin']?.get.responses['403'], 'and its 401/403 are declared');
   });

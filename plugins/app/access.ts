@@ -69,7 +69,8 @@ export default fp(
           );
         }
       }
-      if (!fastify.hasDecorator('authenticate')) throw new Error('Routes need the auth plugin, which is not registered.');
+      if (!fastify.hasDecorator('authenticate'))
+        throw new Error('Routes need the auth plugin, which is not registered.');
     });
   },
   { name: 'access' },

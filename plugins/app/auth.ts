@@ -55,7 +55,10 @@ export default fp(
         request.log.debug({ sid: token.sid }, 'bearer token rejected: logged out');
         throw new UnauthorizedError('invalid_token', 'The token is not valid.');
       }
-      const { user, teamRoles } = await fastify.users.provision(token.sub, displayNameFromClaims(token.sub, token.claims));
+      const { user, teamRoles } = await fastify.users.provision(
+        token.sub,
+        displayNameFromClaims(token.sub, token.claims),
+      );
       if (user.deletedAt) {
         request.log.debug('bearer token rejected: the account was deleted');
         throw new UnauthorizedError('invalid_token', 'The token is not valid.');

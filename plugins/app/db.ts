@@ -213,7 +213,10 @@ class GuardedPool extends pg.Pool {
       },
       (error) => {
         clearTimeout(timer);
-        loan.then((late) => late.release(), () => {});
+        loan.then(
+          (late) => late.release(),
+          () => {},
+        );
         throw error;
       },
     );
@@ -252,7 +255,9 @@ class GuardedPool extends pg.Pool {
   /** A connection that is refused only while the database is down, never for the queue's length. */
   connectWaitingItsTurn(): Promise<pg.PoolClient> {
     const unreachable = this.unreachable?.();
-    return unreachable ? Promise.reject(unreachable) : this.#connectInTurn().loan.then((client) => guardLoan(this, client));
+    return unreachable
+      ? Promise.reject(unreachable)
+      : this.#connectInTurn().loan.then((client) => guardLoan(this, client));
   }
 
   recordLoan(ms: number): void {
@@ -266,7 +271,11 @@ class GuardedPool extends pg.Pool {
     const error = this.refusal();
     if (callback) {
       if (error) process.nextTick(() => callback(error, undefined, () => {}));
-      else this.#borrow(this.queueLimitMs).then((client) => callback(undefined, client, (failure?: Error) => client.release(failure)), (failure) => callback(failure, undefined, () => {}));
+      else
+        this.#borrow(this.queueLimitMs).then(
+          (client) => callback(undefined, client, (failure?: Error) => client.release(failure)),
+          (failure) => callback(failure, undefined, () => {}),
+        );
       return undefined;
     }
     return error ? Promise.reject(error) : this.#borrow(this.queueLimitMs).then((client) => guardLoan(this, client));
@@ -310,7 +319,8 @@ function guardLoan(pool: GuardedPool, client: pg.PoolClient): pg.PoolClient {
   } as typeof client.query;
   client.release = giveBack;
   // Lost between the pool handing it out and this wrapper: its events have already passed.
-  if ((client as unknown as { _queryable?: boolean })._queryable === false) lost(new Error('Connection terminated before use'));
+  if ((client as unknown as { _queryable?: boolean })._queryable === false)
+    lost(new Error('Connection terminated before use'));
   return client;
 }
 
@@ -322,7 +332,10 @@ async function connect(
   onClosed: () => Promise<void>,
 ): Promise<DatabaseHandle> {
   const version = await migrateDatabase(url, log);
-  log.info({ engine, server: describeServer(url), version }, engine === 'embedded' ? 'database: embedded PostgreSQL' : 'database: PostgreSQL at DATABASE_URL');
+  log.info(
+    { engine, server: describeServer(url), version },
+    engine === 'embedded' ? 'database: embedded PostgreSQL' : 'database: PostgreSQL at DATABASE_URL',
+  );
 
   // Every connection of the pool, connecting or connected, so an outage can end them all at once.
   const pooled = new Set<pg.Client>();
@@ -354,7 +367,12 @@ async function connect(
     let retry: NodeJS.Timeout | undefined;
     const connectListener = async (delayMs: number, reconnecting: boolean): Promise<void> => {
       // keepAlive: a half-open connection (a silent network cut) is noticed instead of dropping notifications unseen.
-      const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs, application_name: 'pack-service-listen', keepAlive: true });
+      const next = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
+        application_name: 'pack-service-listen',
+        keepAlive: true,
+      });
       const reconnect = (error?: Error) => {
         if (stopped || client !== next) return;
         log.warn({ err: error, channel }, 'LISTEN connection lost; reconnecting');
@@ -433,7 +451,8 @@ async function connect(
         try {
           return await orm.transaction((tx) => work(tx as unknown as Database));
         } catch (error) {
-          const code = (error as { code?: string; cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
+          const code =
+            (error as { code?: string; cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
           if (attempt >= MAX_TRANSACTION_ATTEMPTS || !code || !RETRYABLE_SQLSTATES.has(code)) throw error;
         }
       }
@@ -447,11 +466,17 @@ async function connect(
       try {
         client = await withTimeout(loan, timeoutMs, 'The database');
       } catch (error) {
-        loan.then((late) => late.release(), () => {});
+        loan.then(
+          (late) => late.release(),
+          () => {},
+        );
         throw error;
       }
       try {
-        await client.query({ text: 'select 1', query_timeout: Math.max(1, Math.round(deadline - performance.now())) } as pg.QueryConfig);
+        await client.query({
+          text: 'select 1',
+          query_timeout: Math.max(1, Math.round(deadline - performance.now())),
+        } as pg.QueryConfig);
         client.release();
       } catch (error) {
         client.release(error as Error);

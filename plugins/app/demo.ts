@@ -68,9 +68,33 @@ export async function loadDemoCatalog(db: DatabaseHandle): Promise<boolean> {
     }
 
     const demoPacks = [
-      { name: 'Season Starter', description: 'Five cards from across the club. Every pack has a chance at The Founder.', price: 100, cardsPerPack: 5, supply: null, publish: true, pool: created },
-      { name: 'Matchday Mini', description: 'Three cards, commons and uncommons only: a cheap way in.', price: 30, cardsPerPack: 3, supply: 500, publish: true, pool: created.filter((c) => c.rarity === 'common' || c.rarity === 'uncommon') },
-      { name: 'Legends Box (coming soon)', description: 'Rares and up. Still a draft.', price: 1000, cardsPerPack: 3, supply: 100, publish: false, pool: created.filter((c) => ['rare', 'epic', 'legendary'].includes(c.rarity)) },
+      {
+        name: 'Season Starter',
+        description: 'Five cards from across the club. Every pack has a chance at The Founder.',
+        price: 100,
+        cardsPerPack: 5,
+        supply: null,
+        publish: true,
+        pool: created,
+      },
+      {
+        name: 'Matchday Mini',
+        description: 'Three cards, commons and uncommons only: a cheap way in.',
+        price: 30,
+        cardsPerPack: 3,
+        supply: 500,
+        publish: true,
+        pool: created.filter((c) => c.rarity === 'common' || c.rarity === 'uncommon'),
+      },
+      {
+        name: 'Legends Box (coming soon)',
+        description: 'Rares and up. Still a draft.',
+        price: 1000,
+        cardsPerPack: 3,
+        supply: 100,
+        publish: false,
+        pool: created.filter((c) => ['rare', 'epic', 'legendary'].includes(c.rarity)),
+      },
     ];
     for (const [index, demo] of demoPacks.entries()) {
       const when = at(100 + index * 10);
@@ -89,7 +113,12 @@ export async function loadDemoCatalog(db: DatabaseHandle): Promise<boolean> {
         updatedAt: when,
       });
       for (const collectible of demo.pool) {
-        await upsertPoolEntry(tx, { packId: pack.id, collectibleId: collectible.id, quantity: COPIES[collectible.rarity], now: when });
+        await upsertPoolEntry(tx, {
+          packId: pack.id,
+          collectibleId: collectible.id,
+          quantity: COPIES[collectible.rarity],
+          now: when,
+        });
       }
       const pool = await poolOf(tx, pack.id);
       if (demo.publish) await allocateSerials(tx, pack.id, pool, when);
@@ -136,7 +165,13 @@ async function loadDemoTeams(tx: Database, at: (offsetSeconds: number) => Date):
     if (!team) continue;
     for (const member of demo.members) {
       await insertUser(tx, { id: member.userId, displayName: member.displayName, createdAt: when, lastSeenAt: when });
-      await insertMember(tx, { teamId: team.id, userId: member.userId, role: member.role, createdAt: when, addedBy: 'system' });
+      await insertMember(tx, {
+        teamId: team.id,
+        userId: member.userId,
+        role: member.role,
+        createdAt: when,
+        addedBy: 'system',
+      });
     }
     const pack = await insertPack(tx, {
       id: randomUUID(),
@@ -162,9 +197,26 @@ async function loadDemoTeams(tx: Database, at: (offsetSeconds: number) => Date):
         createdAt: when,
         updatedAt: when,
       });
-      await upsertPoolEntry(tx, { packId: pack.id, collectibleId: collectible.id, quantity: COPIES[item.rarity], now: when });
+      await upsertPoolEntry(tx, {
+        packId: pack.id,
+        collectibleId: collectible.id,
+        quantity: COPIES[item.rarity],
+        now: when,
+      });
     }
-    await recordAudit(tx, { actorId: 'system', action: 'team.create', targetType: 'team', targetId: team.id, teamId: team.id, before: null, after: toTeam(team) }, when);
+    await recordAudit(
+      tx,
+      {
+        actorId: 'system',
+        action: 'team.create',
+        targetType: 'team',
+        targetId: team.id,
+        teamId: team.id,
+        before: null,
+        after: toTeam(team),
+      },
+      when,
+    );
   }
 }
 

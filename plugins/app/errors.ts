@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { ErrorDetail as ErrorDetailSchema, ErrorEnvelope, type ErrorStatus, errorResponses } from '../../schemas/common.js';
+import {
+  ErrorDetail as ErrorDetailSchema,
+  ErrorEnvelope,
+  type ErrorStatus,
+  errorResponses,
+} from '../../schemas/common.js';
 
 /**
  * The error model: typed domain errors, and the one place where every failure,
@@ -111,23 +116,25 @@ export function validationDetails(errors: AjvError[], part: string | undefined):
   const prefix = part && part !== 'body' ? `/${part}` : '';
   // An `if` error only says which `then` failed, and a discriminator error repeats what the tag's
   // own enum or required error says: the errors that name the field are enough.
-  return errors.filter((error) => error.keyword !== 'if' && error.keyword !== 'discriminator').map((error) => {
-    let path = error.instancePath ?? '';
-    let message = error.message ?? 'is invalid';
-    if (error.keyword === 'enum' && Array.isArray(error.params?.allowedValues)) {
-      message = `must be one of: ${error.params.allowedValues.join(', ')}`;
-    } else if (error.keyword === 'required' && typeof error.params?.missingProperty === 'string') {
-      path += `/${error.params.missingProperty}`;
-      message = 'is required';
-    } else if (error.keyword === 'additionalProperties' && typeof error.params?.additionalProperty === 'string') {
-      path += `/${error.params.additionalProperty}`;
-      message = 'is not an accepted field';
-    } else if (error.keyword === 'false schema') {
-      // A conditional rule forbids the field in this combination (e.g. quantity with action publish).
-      message = 'is not accepted in this combination; see the operation description';
-    }
-    return { path: (`${prefix}${path}` || '/').slice(0, 512), message };
-  });
+  return errors
+    .filter((error) => error.keyword !== 'if' && error.keyword !== 'discriminator')
+    .map((error) => {
+      let path = error.instancePath ?? '';
+      let message = error.message ?? 'is invalid';
+      if (error.keyword === 'enum' && Array.isArray(error.params?.allowedValues)) {
+        message = `must be one of: ${error.params.allowedValues.join(', ')}`;
+      } else if (error.keyword === 'required' && typeof error.params?.missingProperty === 'string') {
+        path += `/${error.params.missingProperty}`;
+        message = 'is required';
+      } else if (error.keyword === 'additionalProperties' && typeof error.params?.additionalProperty === 'string') {
+        path += `/${error.params.additionalProperty}`;
+        message = 'is not an accepted field';
+      } else if (error.keyword === 'false schema') {
+        // A conditional rule forbids the field in this combination (e.g. quantity with action publish).
+        message = 'is not accepted in this combination; see the operation description';
+      }
+      return { path: (`${prefix}${path}` || '/').slice(0, 512), message };
+    });
 }
 
 /** Fastify and plugin error codes that are the caller's fault, with our status and code. */
@@ -230,7 +237,12 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
   if (status >= 400 && status < 500) {
     // Another plugin's client error: keep its status, never leak its internals.
     const code = status === 404 ? 'not_found' : status === 408 ? 'request_timeout' : 'bad_request';
-    return { statusCode: status, body: envelope(code, safeMessage(fastifyError.message)), headers: {}, internal: false };
+    return {
+      statusCode: status,
+      body: envelope(code, safeMessage(fastifyError.message)),
+      headers: {},
+      internal: false,
+    };
   }
   return {
     statusCode: 500,
@@ -249,7 +261,8 @@ export function toErrorResponse(thrown: unknown, requestId?: string): ErrorRespo
  */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03|25P03)$/;
 /** Errors of the pg driver itself: no connection within the pool's wait, a query past its read timeout, a dropped socket. */
-const UNAVAILABLE_DRIVER_MESSAGE = /timeout exceeded when trying to connect|Query read timeout|Connection terminated|is not queryable|ECONNREFUSED|ECONNRESET/;
+const UNAVAILABLE_DRIVER_MESSAGE =
+  /timeout exceeded when trying to connect|Query read timeout|Connection terminated|is not queryable|ECONNREFUSED|ECONNRESET/;
 
 /** The error itself when it is one of ours, or the one it wraps (at most two levels down). */
 function appErrorWithin(error: unknown): AppError | undefined {
@@ -261,7 +274,11 @@ function appErrorWithin(error: unknown): AppError | undefined {
 }
 
 function isDatabaseUnavailable(error: unknown): boolean {
-  for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 3; depth++) {
+  for (
+    let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    current && depth < 3;
+    depth++
+  ) {
     if (typeof current.code === 'string' && UNAVAILABLE_SQLSTATE.test(current.code)) return true;
     if (typeof current.message === 'string' && UNAVAILABLE_DRIVER_MESSAGE.test(current.message)) return true;
     current = current.cause as typeof current;
@@ -343,7 +360,10 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 
 /** The 404 of unknown routes; app.ts installs it behind the rate limit. */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
-  sendError(reply, new NotFoundError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`));
+  sendError(
+    reply,
+    new NotFoundError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`),
+  );
 }
 
 /**
@@ -363,7 +383,10 @@ function declareCommonErrors(route: RouteOptions): void {
   const statuses: ErrorStatus[] = [400, ...(rateLimited ? [429 as const] : []), 500, 503];
   if (schema.params) statuses.push(414);
   if (schema.body) statuses.push(413, 415);
-  route.schema = { ...schema, response: { ...errorResponses(...statuses), ...(schema.response as object | undefined) } };
+  route.schema = {
+    ...schema,
+    response: { ...errorResponses(...statuses), ...(schema.response as object | undefined) },
+  };
 }
 
 export default fp(

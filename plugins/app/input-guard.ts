@@ -37,7 +37,8 @@ export function findInputProblem(value: unknown, limits = INPUT_LIMITS): InputPr
   while (stack.length > 0) {
     const item = stack.pop() as { value: unknown; path: string; depth: number };
     const path = item.path || '/';
-    if (++values > limits.maxValues) return { path: '/', message: `holds too many values (more than ${limits.maxValues})` };
+    if (++values > limits.maxValues)
+      return { path: '/', message: `holds too many values (more than ${limits.maxValues})` };
     if (typeof item.value === 'string') {
       const problem = textProblem(item.value);
       if (problem) return { path, message: problem };
@@ -45,7 +46,8 @@ export function findInputProblem(value: unknown, limits = INPUT_LIMITS): InputPr
     }
     // Raw bytes (the one route that keeps its raw body checks them itself, by signature).
     if (!item.value || typeof item.value !== 'object' || Buffer.isBuffer(item.value)) continue;
-    if (item.depth >= limits.maxDepth) return { path, message: `is nested too deeply (more than ${limits.maxDepth} levels)` };
+    if (item.depth >= limits.maxDepth)
+      return { path, message: `is nested too deeply (more than ${limits.maxDepth} levels)` };
     const entries = Object.entries(item.value);
     if (!Array.isArray(item.value) && entries.length > limits.maxKeysPerObject) {
       return { path, message: `has too many fields (${entries.length}; at most ${limits.maxKeysPerObject})` };
@@ -70,6 +72,7 @@ export function findInputProblem(value: unknown, limits = INPUT_LIMITS): InputPr
  */
 export function undeclaredBodyProblem(body: unknown): InputProblem | undefined {
   if (body === undefined || Buffer.isBuffer(body)) return undefined;
-  const emptyObject = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0;
+  const emptyObject =
+    body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0;
   return emptyObject ? undefined : { path: '/', message: 'must be empty: this endpoint takes no body' };
 }

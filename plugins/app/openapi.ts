@@ -24,25 +24,44 @@ interface Operation {
 
 export interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, Json>; headers?: Record<string, Json>; responses?: Record<string, Json> } & Json;
+  components?: {
+    schemas?: Record<string, Json>;
+    headers?: Record<string, Json>;
+    responses?: Record<string, Json>;
+  } & Json;
   tags?: { name: string }[];
   [key: string]: unknown;
 }
 
-const integer = (description: string) => ({ description, schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } });
+const integer = (description: string) => ({
+  description,
+  schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 },
+});
 const text = (description: string, maxLength: number) => ({ description, schema: { type: 'string', maxLength } });
 
 export const RESPONSE_HEADERS = {
-  'Access-Control-Allow-Origin': text('Sent when the request comes from a browser origin allowed by CORS_ORIGINS (in local development, any origin)', 2048),
-  'X-Request-Id': text('The id of this request: the x-request-id sent with it when that is 1–128 safe characters, else generated', 128),
+  'Access-Control-Allow-Origin': text(
+    'Sent when the request comes from a browser origin allowed by CORS_ORIGINS (in local development, any origin)',
+    2048,
+  ),
+  'X-Request-Id': text(
+    'The id of this request: the x-request-id sent with it when that is 1–128 safe characters, else generated',
+    128,
+  ),
   'X-RateLimit-Limit': integer('Requests allowed per window, per user (per IP address when anonymous)'),
   'X-RateLimit-Remaining': integer('Requests left in the current window'),
   'X-RateLimit-Reset': integer('Seconds until the window starts over'),
   'Retry-After': integer('Seconds to wait before retrying'),
-  'Idempotent-Replayed': text('`true` when the response is the stored answer to an earlier request with the same Idempotency-Key', 8),
+  'Idempotent-Replayed': text(
+    '`true` when the response is the stored answer to an earlier request with the same Idempotency-Key',
+    8,
+  ),
   'WWW-Authenticate': text('The bearer challenge (RFC 6750)', 300),
   ETag: text('A strong validator of the body: send it back in If-None-Match to get 304 while nothing changed', 64),
-  'Cache-Control': text(`\`${CATALOG_CACHE_CONTROL}\`: caches may serve the response for up to ${CATALOG_CACHE_TTL_MS / 1000} seconds`, 64),
+  'Cache-Control': text(
+    `\`${CATALOG_CACHE_CONTROL}\`: caches may serve the response for up to ${CATALOG_CACHE_TTL_MS / 1000} seconds`,
+    64,
+  ),
 } as const;
 export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 
@@ -54,13 +73,33 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; code: string; message
   403: { name: 'Forbidden', code: 'forbidden', message: 'You are not allowed to do this.' },
   404: { name: 'NotFound', code: 'pack_not_found', message: 'No pack with this id.' },
   408: { name: 'RequestTimeout', code: 'request_timeout', message: 'The request took too long to arrive.' },
-  409: { name: 'Conflict', code: 'invalid_transition', message: 'Cannot publish: the pack is active, and publish needs a pack that is draft.' },
+  409: {
+    name: 'Conflict',
+    code: 'invalid_transition',
+    message: 'Cannot publish: the pack is active, and publish needs a pack that is draft.',
+  },
   413: { name: 'PayloadTooLarge', code: 'payload_too_large', message: 'The request body is too large.' },
   414: { name: 'UriTooLong', code: 'uri_too_long', message: 'A path parameter is too long.' },
-  415: { name: 'UnsupportedMediaType', code: 'unsupported_media_type', message: 'The request body must be sent as application/json.' },
-  422: { name: 'UnprocessableContent', code: 'idempotency_key_reused', message: 'This Idempotency-Key was used with a different request; use a new key for a new request.' },
-  429: { name: 'TooManyRequests', code: 'rate_limited', message: 'Too many requests: the limit is 300 per 1 minute. Retry after 42 s.' },
-  500: { name: 'InternalError', code: 'internal_error', message: 'Something went wrong on our side. The request id helps us find it.' },
+  415: {
+    name: 'UnsupportedMediaType',
+    code: 'unsupported_media_type',
+    message: 'The request body must be sent as application/json.',
+  },
+  422: {
+    name: 'UnprocessableContent',
+    code: 'idempotency_key_reused',
+    message: 'This Idempotency-Key was used with a different request; use a new key for a new request.',
+  },
+  429: {
+    name: 'TooManyRequests',
+    code: 'rate_limited',
+    message: 'Too many requests: the limit is 300 per 1 minute. Retry after 42 s.',
+  },
+  500: {
+    name: 'InternalError',
+    code: 'internal_error',
+    message: 'Something went wrong on our side. The request id helps us find it.',
+  },
   503: { name: 'ServiceUnavailable', code: 'overloaded', message: 'The service is overloaded; try again shortly.' },
 };
 
@@ -99,7 +138,9 @@ function errorResponse(status: ErrorStatus): Json {
 /** Headers a route declared on a success response (ETag, Cache-Control), by their canonical name. */
 function declaredHeaders(response: Json): ResponseHeader[] {
   const declared = Object.keys((response.headers as Json | undefined) ?? {});
-  return (Object.keys(RESPONSE_HEADERS) as ResponseHeader[]).filter((name) => declared.some((header) => header.toLowerCase() === name.toLowerCase()));
+  return (Object.keys(RESPONSE_HEADERS) as ResponseHeader[]).filter((name) =>
+    declared.some((header) => header.toLowerCase() === name.toLowerCase()),
+  );
 }
 
 export function shapeDocument(document: OpenApiDocument): OpenApiDocument {
@@ -113,16 +154,22 @@ export function shapeDocument(document: OpenApiDocument): OpenApiDocument {
       const rateLimited = '429' in operation.responses;
       for (const [status, response] of Object.entries(operation.responses)) {
         const code = Number(status) as ErrorStatus;
-        const schemaRef = ((response.content as Json | undefined)?.['application/json'] as { schema?: { $ref?: string } } | undefined)?.schema?.$ref;
+        const schemaRef = (
+          (response.content as Json | undefined)?.['application/json'] as { schema?: { $ref?: string } } | undefined
+        )?.schema?.$ref;
         if (code === 400 && schemaRef === '#/components/schemas/OAuthError') {
           // The OAuth endpoints answer their 400s as RFC 6749 defines, not in the envelope.
           responses.OAuthError ??= {
-            description: 'RFC 6749 §5.2 error: `invalid_request`, `invalid_grant`, `unsupported_grant_type` (see docs/authentication.md).',
+            description:
+              'RFC 6749 §5.2 error: `invalid_request`, `invalid_grant`, `unsupported_grant_type` (see docs/authentication.md).',
             headers: headerRefs(['Access-Control-Allow-Origin', 'X-Request-Id', ...RATE_LIMIT_HEADERS]),
             content: {
               'application/json': {
                 schema: { $ref: schemaRef },
-                example: { error: 'invalid_grant', error_description: 'The refresh token is invalid, expired or revoked.' },
+                example: {
+                  error: 'invalid_grant',
+                  error_description: 'The refresh token is invalid, expired or revoked.',
+                },
               },
             },
           };
@@ -136,8 +183,16 @@ export function shapeDocument(document: OpenApiDocument): OpenApiDocument {
           operation.responses[status] = { $ref: `#/components/responses/${shared.name}` };
           continue;
         }
-        if (response.description === 'Default Response') response.description = SUCCESS_DESCRIPTIONS[status] ?? 'Success';
-        response.headers = headerRefs([...new Set<ResponseHeader>(['Access-Control-Allow-Origin', 'X-Request-Id', ...(rateLimited ? RATE_LIMIT_HEADERS : []), ...declaredHeaders(response)])]);
+        if (response.description === 'Default Response')
+          response.description = SUCCESS_DESCRIPTIONS[status] ?? 'Success';
+        response.headers = headerRefs([
+          ...new Set<ResponseHeader>([
+            'Access-Control-Allow-Origin',
+            'X-Request-Id',
+            ...(rateLimited ? RATE_LIMIT_HEADERS : []),
+            ...declaredHeaders(response),
+          ]),
+        ]);
       }
     }
   }
@@ -145,11 +200,15 @@ export function shapeDocument(document: OpenApiDocument): OpenApiDocument {
   components.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 
   for (const schema of Object.values(components.schemas ?? {})) {
-    const discriminator = schema.discriminator as { propertyName: string; mapping?: Record<string, string> } | undefined;
+    const discriminator = schema.discriminator as
+      | { propertyName: string; mapping?: Record<string, string> }
+      | undefined;
     if (!discriminator || !Array.isArray(schema.oneOf)) continue;
     discriminator.mapping = Object.fromEntries(
       (schema.oneOf as { $ref: string }[]).map(({ $ref }) => {
-        const branch = components.schemas?.[$ref.split('/').pop() as string] as { properties?: Record<string, { enum?: string[] }> } | undefined;
+        const branch = components.schemas?.[$ref.split('/').pop() as string] as
+          | { properties?: Record<string, { enum?: string[] }> }
+          | undefined;
         const value = branch?.properties?.[discriminator.propertyName]?.enum?.[0];
         if (value === undefined) throw new Error(`${$ref} has no single value for ${discriminator.propertyName}`);
         return [value, $ref];

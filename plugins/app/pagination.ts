@@ -20,9 +20,11 @@ const CURSOR_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export function decodeCursor(cursor: string | undefined): CursorKey | undefined {
   if (cursor === undefined) return undefined;
   const invalid = () =>
-    new ValidationError('The cursor is not valid; use the nextCursor of a previous page.', [
-      { path: '/querystring/cursor', message: 'is not a cursor this API issued' },
-    ], 'invalid_cursor');
+    new ValidationError(
+      'The cursor is not valid; use the nextCursor of a previous page.',
+      [{ path: '/querystring/cursor', message: 'is not a cursor this API issued' }],
+      'invalid_cursor',
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -42,7 +44,11 @@ export function decodeCursor(cursor: string | undefined): CursorKey | undefined 
 }
 
 /** Splits the `limit + 1` rows a query fetched into the page and the next page's cursor. */
-export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => CursorKey): { items: T[]; nextCursor: string | null } {
+export function toPage<T>(
+  rows: T[],
+  limit: number,
+  keyOf: (row: T) => CursorKey,
+): { items: T[]; nextCursor: string | null } {
   if (rows.length <= limit) return { items: rows, nextCursor: null };
   const items = rows.slice(0, limit);
   return { items, nextCursor: encodeCursor(keyOf(items[items.length - 1] as T)) };

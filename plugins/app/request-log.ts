@@ -93,6 +93,14 @@ export class LazyRequestLogger {
 }
 
 /** Fastify's childLoggerFactory: each request's logger, made lazily (an empty options object is no options). */
-export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  return new LazyRequestLogger(parent, bindings, Object.keys(options).length > 0 ? options : undefined) as unknown as FastifyBaseLogger;
+export function lazyRequestLogger(
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  return new LazyRequestLogger(
+    parent,
+    bindings,
+    Object.keys(options).length > 0 ? options : undefined,
+  ) as unknown as FastifyBaseLogger;
 }

@@ -209,7 +209,10 @@ export function parseDuration(variable: string, value: string, options: { allowZ
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   const unit = DURATION_UNITS[(match?.[2] || 'ms').toLowerCase()];
   if (!match || unit === undefined) {
-    throw new ConfigError(variable, `must be a duration such as "30 seconds", "15 minutes" or "500 ms" (got "${value}")`);
+    throw new ConfigError(
+      variable,
+      `must be a duration such as "30 seconds", "15 minutes" or "500 ms" (got "${value}")`,
+    );
   }
   const milliseconds = Math.round(Number(match[1]) * unit);
   if (milliseconds === 0 && !options.allowZero) throw new ConfigError(variable, 'must be longer than zero');
@@ -252,7 +255,8 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
     const [ip, prefix, extra] = address.split('/');
     // A /0 range would trust every address, which is TRUST_PROXY=true by another name.
     const validPrefix =
-      prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (isIP(ip ?? '') === 6 ? 128 : 32));
+      prefix === undefined ||
+      (/^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (isIP(ip ?? '') === 6 ? 128 : 32));
     if (!PROXY_NAMES.has(address) && (extra !== undefined || isIP(ip ?? '') === 0 || !validPrefix)) {
       throw new ConfigError(
         'TRUST_PROXY',
@@ -283,7 +287,10 @@ function algorithmsForPublicKey(pem: string): { publicKeyPem: string; algorithms
     throw new ConfigError('AUTH_JWT_PUBLIC_KEY', 'is not a readable PEM public key');
   }
   if (isPrivateKey(text)) {
-    throw new ConfigError('AUTH_JWT_PUBLIC_KEY', 'holds a private key: give the public key only; the private key must not leave the identity provider');
+    throw new ConfigError(
+      'AUTH_JWT_PUBLIC_KEY',
+      'holds a private key: give the public key only; the private key must not leave the identity provider',
+    );
   }
   // Re-export in canonical SPKI form so no stray prefix can make the verifier mistake it for an HMAC secret.
   const publicKeyPem = key.export({ type: 'spki', format: 'pem' }).toString();
@@ -322,7 +329,8 @@ export function isLoopbackHost(host: string): boolean {
   return isIP(bare) === 4 && bare.startsWith('127.');
 }
 
-const DEV_DEFAULTS_RULE = 'development defaults apply only when NODE_ENV is not production and HOST is a loopback address';
+const DEV_DEFAULTS_RULE =
+  'development defaults apply only when NODE_ENV is not production and HOST is a loopback address';
 
 function resolveKeySource(env: Env, devDefaults: boolean): KeySource {
   const secret = env.AUTH_JWT_SECRET || undefined;
@@ -406,7 +414,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     devDefaults,
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL || undefined,
-    databaseWatch: { intervalMs: parseDuration('DATABASE_WATCH_INTERVAL', env.DATABASE_WATCH_INTERVAL), timeoutMs: parseDuration('DATABASE_WATCH_TIMEOUT', env.DATABASE_WATCH_TIMEOUT) },
+    databaseWatch: {
+      intervalMs: parseDuration('DATABASE_WATCH_INTERVAL', env.DATABASE_WATCH_INTERVAL),
+      timeoutMs: parseDuration('DATABASE_WATCH_TIMEOUT', env.DATABASE_WATCH_TIMEOUT),
+    },
     databaseQueueLimitMs: parseDuration('DATABASE_QUEUE_LIMIT', env.DATABASE_QUEUE_LIMIT, { allowZero: true }),
     publicBaseUrl: env.PUBLIC_BASE_URL,
     devBaseUrl: env.DEV_BASE_URL,
@@ -427,7 +438,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     bodyLimitBytes: parseSize('BODY_LIMIT', env.BODY_LIMIT),
     corsOrigins: corsOrigins.length > 0 ? corsOrigins : devDefaults ? '*' : [],
     maxEventLoopDelayMs: parseDuration('MAX_EVENT_LOOP_DELAY', env.MAX_EVENT_LOOP_DELAY, { allowZero: true }),
-    catalogMaxEventLoopDelayMs: parseDuration('CATALOG_MAX_EVENT_LOOP_DELAY', env.CATALOG_MAX_EVENT_LOOP_DELAY, { allowZero: true }),
+    catalogMaxEventLoopDelayMs: parseDuration('CATALOG_MAX_EVENT_LOOP_DELAY', env.CATALOG_MAX_EVENT_LOOP_DELAY, {
+      allowZero: true,
+    }),
     catalogYieldWrites: env.CATALOG_YIELD_WRITES,
     docsEnabled: env.DOCS_ENABLED,
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
@@ -447,11 +460,18 @@ function resolveCheckout(env: Env): CheckoutConfig | null {
     CHECKOUT_SUCCESS_URL: env.CHECKOUT_SUCCESS_URL,
     CHECKOUT_CANCEL_URL: env.CHECKOUT_CANCEL_URL,
   };
-  const missing = Object.entries(values).filter(([, value]) => !value).map(([name]) => name);
+  const missing = Object.entries(values)
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
   if (missing.length === Object.keys(values).length) return null;
-  if (missing.length > 0) throw new ConfigError(missing.join(' and '), `must be set too: checkout needs ${Object.keys(values).join(', ')}`);
+  if (missing.length > 0)
+    throw new ConfigError(missing.join(' and '), `must be set too: checkout needs ${Object.keys(values).join(', ')}`);
   const ttlMs = parseDuration('CHECKOUT_TTL', env.CHECKOUT_TTL);
-  if (ttlMs < CHECKOUT_MIN_TTL_MS || ttlMs > 24 * 3_600_000) throw new ConfigError('CHECKOUT_TTL', 'must be between 30 minutes and 24 hours (what Stripe allows for a Checkout Session)');
+  if (ttlMs < CHECKOUT_MIN_TTL_MS || ttlMs > 24 * 3_600_000)
+    throw new ConfigError(
+      'CHECKOUT_TTL',
+      'must be between 30 minutes and 24 hours (what Stripe allows for a Checkout Session)',
+    );
   return {
     secretKey: values.STRIPE_SECRET_KEY as string,
     webhookSecret: values.STRIPE_WEBHOOK_SECRET as string,
@@ -462,7 +482,12 @@ function resolveCheckout(env: Env): CheckoutConfig | null {
   };
 }
 
-function provider(provider: MobileProvider, clientIds: string | undefined, jwksUrl: string, issuers: string): ProviderConfig | undefined {
+function provider(
+  provider: MobileProvider,
+  clientIds: string | undefined,
+  jwksUrl: string,
+  issuers: string,
+): ProviderConfig | undefined {
   const ids = splitList(clientIds);
   if (ids.length === 0) return undefined;
   return { provider, clientIds: ids, issuers: splitList(issuers), jwksUrl: new URL(jwksUrl) };
@@ -483,9 +508,16 @@ function resolveSessions(env: Env, devDefaults: boolean): SessionsConfig | null 
     );
   }
   const issuer = (env.PUBLIC_BASE_URL ?? (devDefaults ? env.DEV_BASE_URL : undefined))?.replace(/\/+$/, '');
-  if (!issuer) throw new ConfigError('PUBLIC_BASE_URL', 'is required when sessions are on: it is the issuer (`iss`) of the access tokens');
+  if (!issuer)
+    throw new ConfigError(
+      'PUBLIC_BASE_URL',
+      'is required when sessions are on: it is the issuer (`iss`) of the access tokens',
+    );
   if (env.AUTH_JWT_ISSUER && env.AUTH_JWT_ISSUER.replace(/\/+$/, '') === issuer) {
-    throw new ConfigError('AUTH_JWT_ISSUER', `names the service's own URL (${issuer}), which issues the session tokens: the two issuers must differ`);
+    throw new ConfigError(
+      'AUTH_JWT_ISSUER',
+      `names the service's own URL (${issuer}), which issues the session tokens: the two issuers must differ`,
+    );
   }
   const accessTtlMs = parseDuration('AUTH_ACCESS_TTL', env.AUTH_ACCESS_TTL);
   const sessionTtlMs = parseDuration('AUTH_SESSION_TTL', env.AUTH_SESSION_TTL);

@@ -69,8 +69,12 @@ async function secretFor(source: KeySource) {
     case 'publicKey':
       return { public: source.publicKeyPem };
     case 'jwks': {
-      const resolve = await createJwksKeyResolver({ jwksUrl: source.jwksUrl, lookupIntervalMs: source.lookupIntervalMs });
-      return (_request: FastifyRequest, token: { header?: { kid?: unknown; alg?: unknown } }) => resolve(token.header ?? {});
+      const resolve = await createJwksKeyResolver({
+        jwksUrl: source.jwksUrl,
+        lookupIntervalMs: source.lookupIntervalMs,
+      });
+      return (_request: FastifyRequest, token: { header?: { kid?: unknown; alg?: unknown } }) =>
+        resolve(token.header ?? {});
     }
   }
 }
@@ -88,7 +92,9 @@ declare module 'fastify' {
 
 /** `iat` more than the clock tolerance ahead: a token from the future was not issued by an honest clock. */
 export function issuedInFuture(iat: unknown, nowMs = Date.now()): boolean {
-  return iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat) || iat * 1000 > nowMs + CLOCK_TOLERANCE_MS);
+  return (
+    iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat) || iat * 1000 > nowMs + CLOCK_TOLERANCE_MS)
+  );
 }
 
 export default fp(
@@ -153,7 +159,11 @@ export default fp(
     const verified = new WeakMap<FastifyRequest, Promise<VerifiedToken>>();
 
     /** Every rejection looks the same to the caller; why is logged at debug level only. */
-    function rejected(request: FastifyRequest, reason: string, code: 'invalid_token' | 'token_expired' = 'invalid_token') {
+    function rejected(
+      request: FastifyRequest,
+      reason: string,
+      code: 'invalid_token' | 'token_expired' = 'invalid_token',
+    ) {
       request.log.debug({ reason }, 'bearer token rejected');
       return code === 'token_expired'
         ? new UnauthorizedError('token_expired', 'The token has expired.')
@@ -175,7 +185,8 @@ export default fp(
       // The issuer named in the (not yet verified) payload only chooses which verifier to ask;
       // each verifier then checks `iss` itself, with its own keys and algorithms.
       // With sessions off there is one verifier: the payload need not be decoded to choose it.
-      const issuerKind: TokenIssuer = sessions && decodeSegment(token.split('.')[1] ?? '')?.iss === sessions.issuer ? 'session' : 'external';
+      const issuerKind: TokenIssuer =
+        sessions && decodeSegment(token.split('.')[1] ?? '')?.iss === sessions.issuer ? 'session' : 'external';
       const problem = headerProblem(token, issuerKind === 'session' ? sessionAlgorithms : keySource.algorithms);
       if (problem) throw rejected(request, problem);
       let payload: Record<string, unknown>;
@@ -183,7 +194,9 @@ export default fp(
       try {
         payload =
           issuerKind === 'session'
-            ? await (request as unknown as { sessionJwtVerify<T>(): Promise<T> }).sessionJwtVerify<Record<string, unknown>>()
+            ? await (request as unknown as { sessionJwtVerify<T>(): Promise<T> }).sessionJwtVerify<
+                Record<string, unknown>
+              >()
             : await request.jwtVerify<Record<string, unknown>>();
       } catch (error) {
         if (error instanceof JwksUnavailableError) {
@@ -195,7 +208,11 @@ export default fp(
           );
         }
         const expired = (error as { code?: string }).code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED';
-        throw rejected(request, `${issuerKind} issuer: ${(error as Error).message}`, expired ? 'token_expired' : 'invalid_token');
+        throw rejected(
+          request,
+          `${issuerKind} issuer: ${(error as Error).message}`,
+          expired ? 'token_expired' : 'invalid_token',
+        );
       }
       // The verifier checks presence; what a subject may be is ours to check.
       const subject = subjectProblem(payload.sub);
@@ -205,7 +222,14 @@ export default fp(
       const jti = typeof payload.jti === 'string' && payload.jti !== '' ? payload.jti : undefined;
       if (issuerKind === 'session') {
         if (typeof payload.sid !== 'string' || !jti) throw rejected(request, 'the session or token id is not a string');
-        return { sub: payload.sub as string, claims: payload, issuer: 'session', sid: payload.sid, jti, exp: payload.exp };
+        return {
+          sub: payload.sub as string,
+          claims: payload,
+          issuer: 'session',
+          sid: payload.sid,
+          jti,
+          exp: payload.exp,
+        };
       }
       return { sub: payload.sub as string, claims: payload, issuer: 'external', jti, exp: payload.exp };
     }

@@ -36,7 +36,12 @@ export function swaggerUiInlineStyleHashes(): string[] {
     for (let at = code.indexOf(STYLE_ELEMENT); at !== -1; at = code.indexOf(STYLE_ELEMENT, at + 1)) {
       STRING_LITERAL.lastIndex = at + STYLE_ELEMENT.length;
       const literal = STRING_LITERAL.exec(code)?.[0];
-      if (literal) hashes.add(`'sha256-${createHash('sha256').update(JSON.parse(literal) as string, 'utf8').digest('base64')}'`);
+      if (literal)
+        hashes.add(
+          `'sha256-${createHash('sha256')
+            .update(JSON.parse(literal) as string, 'utf8')
+            .digest('base64')}'`,
+        );
     }
   }
   inlineStyleHashes = [...hashes];
@@ -47,10 +52,18 @@ export function swaggerUiInlineStyleHashes(): string[] {
 export function docsPolicy(csp: string, styleHashes: readonly string[]): string {
   const policy = csp.replace(UPGRADE, '');
   if (styleHashes.length === 0) return policy;
-  return policy.replace(/style-src([^;]*)/, (_match, sources: string) => `style-src ${sources.trim()} ${styleHashes.join(' ')}`);
+  return policy.replace(
+    /style-src([^;]*)/,
+    (_match, sources: string) => `style-src ${sources.trim()} ${styleHashes.join(' ')}`,
+  );
 }
 
-function upgradeOverHttps(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+function upgradeOverHttps(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+) {
   const csp = reply.getHeader('content-security-policy');
   if (request.protocol === 'https' && typeof csp === 'string' && !UPGRADE.test(csp)) {
     reply.header('content-security-policy', `${csp} upgrade-insecure-requests;`);
@@ -83,7 +96,9 @@ export default fp(
         uiConfig: { persistAuthorization: true, deepLinking: true, displayRequestDuration: true },
       });
     });
-    fastify.get('/', { config: { auth: 'public' }, schema: { hide: true } }, (_request, reply) => reply.redirect('/docs'));
+    fastify.get('/', { config: { auth: 'public' }, schema: { hide: true } }, (_request, reply) =>
+      reply.redirect('/docs'),
+    );
   },
   { name: 'swagger-ui', dependencies: ['swagger', 'helmet'] },
 );

@@ -29,59 +29,64 @@ declare module 'fastify' {
  *   so a saturated instance answers fast and a load balancer can send the caller elsewhere.
  * MAX_EVENT_LOOP_DELAY=0 turns all of it off.
  */
-export default fp(async (fastify) => {
-  const { maxEventLoopDelayMs, catalogMaxEventLoopDelayMs, catalogYieldWrites } = fastify.config;
-  if (maxEventLoopDelayMs <= 0) return;
-  if (catalogYieldWrites > 0) {
-    // Writes (purchases, opens, checkout, webhooks, admin changes) in progress on this instance:
-    // while there are many, catalog reads wait, at once rather than after a second of lag. The
-    // hooks are the routes' own, so a catalog read runs one check and nothing else.
-    let writesInFlight = 0;
-    const counted = new WeakSet<FastifyRequest>();
-    const holdWhileWritesRun: onRequestHookHandler = (_request, _reply, done) => {
-      if (writesInFlight >= catalogYieldWrites) setTimeout(done, CATALOG_HOLD_MS);
-      else done();
-    };
-    const countWrite: onRequestHookHandler = (request, _reply, done) => {
-      counted.add(request);
-      writesInFlight += 1;
-      done();
-    };
-    const uncount = (request: FastifyRequest) => {
-      if (counted.delete(request)) writesInFlight -= 1;
-    };
-    const finishWrite: onResponseHookHandler = (request, _reply, done) => {
-      uncount(request);
-      done();
-    };
-    const abortWrite: onRequestAbortHookHandler = (request, done) => {
-      uncount(request);
-      done();
-    };
-    const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
-    fastify.addHook('onRoute', (route) => {
-      const methods = [route.method].flat();
-      if (route.config?.lowPriority) route.onRequest = [holdWhileWritesRun, ...[route.onRequest ?? []].flat()];
-      else if (methods.some((method) => !READS.has(method))) {
-        route.onRequest = [...[route.onRequest ?? []].flat(), countWrite];
-        route.onResponse = [...[route.onResponse ?? []].flat(), finishWrite];
-        route.onRequestAbort = [...[route.onRequestAbort ?? []].flat(), abortWrite];
-      }
+export default fp(
+  async (fastify) => {
+    const { maxEventLoopDelayMs, catalogMaxEventLoopDelayMs, catalogYieldWrites } = fastify.config;
+    if (maxEventLoopDelayMs <= 0) return;
+    if (catalogYieldWrites > 0) {
+      // Writes (purchases, opens, checkout, webhooks, admin changes) in progress on this instance:
+      // while there are many, catalog reads wait, at once rather than after a second of lag. The
+      // hooks are the routes' own, so a catalog read runs one check and nothing else.
+      let writesInFlight = 0;
+      const counted = new WeakSet<FastifyRequest>();
+      const holdWhileWritesRun: onRequestHookHandler = (_request, _reply, done) => {
+        if (writesInFlight >= catalogYieldWrites) setTimeout(done, CATALOG_HOLD_MS);
+        else done();
+      };
+      const countWrite: onRequestHookHandler = (request, _reply, done) => {
+        counted.add(request);
+        writesInFlight += 1;
+        done();
+      };
+      const uncount = (request: FastifyRequest) => {
+        if (counted.delete(request)) writesInFlight -= 1;
+      };
+      const finishWrite: onResponseHookHandler = (request, _reply, done) => {
+        uncount(request);
+        done();
+      };
+      const abortWrite: onRequestAbortHookHandler = (request, done) => {
+        uncount(request);
+        done();
+      };
+      const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+      fastify.addHook('onRoute', (route) => {
+        const methods = [route.method].flat();
+        if (route.config?.lowPriority) route.onRequest = [holdWhileWritesRun, ...[route.onRequest ?? []].flat()];
+        else if (methods.some((method) => !READS.has(method))) {
+          route.onRequest = [...[route.onRequest ?? []].flat(), countWrite];
+          route.onResponse = [...[route.onResponse ?? []].flat(), finishWrite];
+          route.onRequestAbort = [...[route.onRequestAbort ?? []].flat(), abortWrite];
+        }
+      });
+    }
+    const lowest =
+      catalogMaxEventLoopDelayMs > 0 ? Math.min(catalogMaxEventLoopDelayMs, maxEventLoopDelayMs) : maxEventLoopDelayMs;
+    await fastify.register(fastifyUnderPressure, {
+      maxEventLoopDelay: lowest,
+      exposeStatusRoute: false,
+      retryAfter: RETRY_AFTER_SECONDS,
+      pressureHandler: (request, reply, type, value) => {
+        if (type === 'eventLoopDelay' && (value ?? 0) <= maxEventLoopDelayMs) {
+          // Between the two bounds the catalog waits its turn; the rest goes on.
+          if (request.routeOptions.config?.lowPriority)
+            return new Promise<void>((resolve) => setTimeout(resolve, CATALOG_HOLD_MS));
+          return;
+        }
+        reply.log.warn({ type, value }, 'under pressure: request refused');
+        sendError(reply, overloadedError(RETRY_AFTER_SECONDS));
+      },
     });
-  }
-  const lowest = catalogMaxEventLoopDelayMs > 0 ? Math.min(catalogMaxEventLoopDelayMs, maxEventLoopDelayMs) : maxEventLoopDelayMs;
-  await fastify.register(fastifyUnderPressure, {
-    maxEventLoopDelay: lowest,
-    exposeStatusRoute: false,
-    retryAfter: RETRY_AFTER_SECONDS,
-    pressureHandler: (request, reply, type, value) => {
-      if (type === 'eventLoopDelay' && (value ?? 0) <= maxEventLoopDelayMs) {
-        // Between the two bounds the catalog waits its turn; the rest goes on.
-        if (request.routeOptions.config?.lowPriority) return new Promise<void>((resolve) => setTimeout(resolve, CATALOG_HOLD_MS));
-        return;
-      }
-      reply.log.warn({ type, value }, 'under pressure: request refused');
-      sendError(reply, overloadedError(RETRY_AFTER_SECONDS));
-    },
-  });
-}, { name: 'under-pressure', dependencies: ['env'] });
+  },
+  { name: 'under-pressure', dependencies: ['env'] },
+);

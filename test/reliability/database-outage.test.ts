@@ -26,7 +26,11 @@ const CUT_MS = Number(process.env.OUTAGE_CUT_MS ?? 10_000);
 const ANSWER_BOUND_MS = 2000;
 const RECOVERY_BOUND_MS = 5000;
 /** The production watch: a ping every 500 ms, down after 1 s of silence; purchases not rate limited, so the fans keep buying. */
-const WATCH_ENV = { DATABASE_WATCH_INTERVAL: '500 ms', DATABASE_WATCH_TIMEOUT: '1 second', PURCHASE_RATE_LIMIT: '1000000' };
+const WATCH_ENV = {
+  DATABASE_WATCH_INTERVAL: '500 ms',
+  DATABASE_WATCH_TIMEOUT: '1 second',
+  PURCHASE_RATE_LIMIT: '1000000',
+};
 
 interface Answer {
   what: string;
@@ -40,13 +44,32 @@ interface Answer {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Fans buying packs and reading their wallet, and anyone reading the catalog, until `until()` says stop. */
-function load(app: App, fans: Fan[], packId: string, until: () => boolean, acknowledged: Set<string>): Promise<Answer[]> {
+function load(
+  app: App,
+  fans: Fan[],
+  packId: string,
+  until: () => boolean,
+  acknowledged: Set<string>,
+): Promise<Answer[]> {
   const answers: Answer[] = [];
-  const timed = async (what: string, request: () => Promise<{ statusCode: number; json(): { error?: { code: string; message: string }; data?: { id?: string } } }>) => {
+  const timed = async (
+    what: string,
+    request: () => Promise<{
+      statusCode: number;
+      json(): { error?: { code: string; message: string }; data?: { id?: string } };
+    }>,
+  ) => {
     const startedAt = performance.now();
     const res = await request();
     const error = res.statusCode >= 400 ? res.json().error : undefined;
-    answers.push({ what, startedAt, ms: performance.now() - startedAt, status: res.statusCode, code: error?.code, message: error?.message });
+    answers.push({
+      what,
+      startedAt,
+      ms: performance.now() - startedAt,
+      status: res.statusCode,
+      code: error?.code,
+      message: error?.message,
+    });
     return res;
   };
   const fanLoop = async (fan: Fan) => {
@@ -124,9 +147,16 @@ async function outage(t: Test, fault: Fault) {
   const how = fault.name;
   const proxy: TcpProxy = await startTcpProxyTo(fault.url);
   t.teardown(() => proxy.close());
-  const app = await buildTestApp(t, { DATABASE_URL: proxy.urlFor(fault.url), ...WATCH_ENV, LOG_LEVEL: process.env.OUTAGE_LOG_LEVEL ?? 'silent' });
+  const app = await buildTestApp(t, {
+    DATABASE_URL: proxy.urlFor(fault.url),
+    ...WATCH_ENV,
+    LOG_LEVEL: process.env.OUTAGE_LOG_LEVEL ?? 'silent',
+  });
 
-  const { pack } = await packInStatus(app, 'active', { pack: { price: 1, cardsPerPack: 1 }, pool: [{ quantity: 100_000 }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { price: 1, cardsPerPack: 1 },
+    pool: [{ quantity: 100_000 }],
+  });
   const fans = await Promise.all(Array.from({ length: 8 }, (_, i) => signIn(app, `fan-outage-${how}-${i}`)));
   for (const fan of fans) await fund(app, fan, 100_000);
 
@@ -139,7 +169,8 @@ async function outage(t: Test, fault: Fault) {
   await fault.cut(proxy);
   let notReadyAt: number | undefined;
   while (performance.now() - cutAt < fault.holdMs) {
-    if (notReadyAt === undefined && (await app.inject({ method: 'GET', url: '/api/health/ready' })).statusCode === 503) notReadyAt = performance.now();
+    if (notReadyAt === undefined && (await app.inject({ method: 'GET', url: '/api/health/ready' })).statusCode === 503)
+      notReadyAt = performance.now();
     await sleep(100);
   }
   await fault.heal(proxy);
@@ -148,12 +179,17 @@ async function outage(t: Test, fault: Fault) {
   let firstWriteAt: number | undefined;
   /** What recovery looked like, for the failure message: elapsed ms, readiness, purchase. */
   const trace: string[] = [];
-  while (performance.now() - restoredAt < 3 * RECOVERY_BOUND_MS && (readyAt === undefined || firstWriteAt === undefined)) {
+  while (
+    performance.now() - restoredAt < 3 * RECOVERY_BOUND_MS &&
+    (readyAt === undefined || firstWriteAt === undefined)
+  ) {
     const ready = await app.inject({ method: 'GET', url: '/api/health/ready' });
     if (readyAt === undefined && ready.statusCode === 200) readyAt = performance.now();
     const purchase = await startPurchase(app, fans[0] as Fan, pack.id);
     if (firstWriteAt === undefined && purchase.statusCode === 201) firstWriteAt = performance.now();
-    trace.push(`${Math.round(performance.now() - restoredAt)}:${ready.statusCode}/${purchase.statusCode}${purchase.statusCode >= 400 ? `(${purchase.json().error?.message?.slice(0, 80)})` : ''}`);
+    trace.push(
+      `${Math.round(performance.now() - restoredAt)}:${ready.statusCode}/${purchase.statusCode}${purchase.statusCode >= 400 ? `(${purchase.json().error?.message?.slice(0, 80)})` : ''}`,
+    );
     await sleep(50);
   }
   await sleep(1000);
@@ -162,10 +198,18 @@ async function outage(t: Test, fault: Fault) {
 
   const during = answers.filter((answer) => answer.startedAt >= cutAt && answer.startedAt < restoredAt);
   const slowest = Math.max(...during.map((answer) => answer.ms));
-  t.ok(during.length > (fault.refusesWork ? 20 : 0), `${during.length} requests made during the ${Math.round(restoredAt - cutAt)} ms the database was away`);
-  t.ok(slowest <= ANSWER_BOUND_MS, `every one answered within ${ANSWER_BOUND_MS} ms (slowest ${Math.round(slowest)} ms)`);
+  t.ok(
+    during.length > (fault.refusesWork ? 20 : 0),
+    `${during.length} requests made during the ${Math.round(restoredAt - cutAt)} ms the database was away`,
+  );
+  t.ok(
+    slowest <= ANSWER_BOUND_MS,
+    `every one answered within ${ANSWER_BOUND_MS} ms (slowest ${Math.round(slowest)} ms)`,
+  );
   t.same(
-    answers.filter((answer) => answer.status >= 500 && !(answer.status === 503 && answer.code === 'database_unavailable')),
+    answers.filter(
+      (answer) => answer.status >= 500 && !(answer.status === 503 && answer.code === 'database_unavailable'),
+    ),
     [],
     'no 500, and every 503 is database_unavailable',
   );
@@ -174,12 +218,24 @@ async function outage(t: Test, fault: Fault) {
       during.some((answer) => answer.code === 'database_unavailable'),
       'the database was missed during the cut',
     );
-    t.ok(notReadyAt !== undefined && notReadyAt - cutAt <= ANSWER_BOUND_MS, `readiness said 503 ${Math.round((notReadyAt ?? Number.NaN) - cutAt)} ms after the cut`);
+    t.ok(
+      notReadyAt !== undefined && notReadyAt - cutAt <= ANSWER_BOUND_MS,
+      `readiness said 503 ${Math.round((notReadyAt ?? Number.NaN) - cutAt)} ms after the cut`,
+    );
   } else {
-    t.comment(`${during.filter((answer) => answer.code === 'database_unavailable').length} of ${during.length} requests made while it was away answered 503 database_unavailable`);
+    t.comment(
+      `${during.filter((answer) => answer.code === 'database_unavailable').length} of ${during.length} requests made while it was away answered 503 database_unavailable`,
+    );
   }
-  t.ok(readyAt !== undefined && readyAt - restoredAt <= RECOVERY_BOUND_MS, `ready again ${Math.round((readyAt ?? Number.NaN) - restoredAt)} ms after the database returned`, { trace });
-  t.ok(firstWriteAt !== undefined && firstWriteAt - restoredAt <= RECOVERY_BOUND_MS, `a purchase succeeded ${Math.round((firstWriteAt ?? Number.NaN) - restoredAt)} ms after the database returned`);
+  t.ok(
+    readyAt !== undefined && readyAt - restoredAt <= RECOVERY_BOUND_MS,
+    `ready again ${Math.round((readyAt ?? Number.NaN) - restoredAt)} ms after the database returned`,
+    { trace },
+  );
+  t.ok(
+    firstWriteAt !== undefined && firstWriteAt - restoredAt <= RECOVERY_BOUND_MS,
+    `a purchase succeeded ${Math.round((firstWriteAt ?? Number.NaN) - restoredAt)} ms after the database returned`,
+  );
   const after = answers.filter((answer) => answer.startedAt >= (firstWriteAt ?? Number.POSITIVE_INFINITY));
   t.same(
     after.filter((answer) => answer.status >= 500),
@@ -188,8 +244,16 @@ async function outage(t: Test, fault: Fault) {
   );
 
   // Nothing leaked: twice the pool's size in requests at once all succeed, over at most its 10 connections.
-  const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => app.inject({ method: 'GET', url: '/api/wallet', headers: bearer((fans[i % fans.length] as Fan).token) })));
-  t.same(burst.map((res) => res.statusCode), Array(20).fill(200), 'a burst after recovery is served');
+  const burst = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      app.inject({ method: 'GET', url: '/api/wallet', headers: bearer((fans[i % fans.length] as Fan).token) }),
+    ),
+  );
+  t.same(
+    burst.map((res) => res.statusCode),
+    Array(20).fill(200),
+    'a burst after recovery is served',
+  );
 
   const pool = new pg.Pool({ connectionString: proxy.urlFor(fault.url), max: 1 });
   try {
@@ -199,8 +263,16 @@ async function outage(t: Test, fault: Fault) {
     t.ok((rows[0]?.connections ?? 0) <= 10, `the pool holds ${rows[0]?.connections} connections (at most 10)`);
     const owned = await pool.query<{ purchase_id: string }>('select purchase_id from user_packs');
     const stored = new Set(owned.rows.map((row) => row.purchase_id));
-    t.same([...acknowledged].filter((id) => !stored.has(id)), [], `all ${acknowledged.size} purchases acknowledged are stored`);
-    t.same(await findEconomyViolations(drizzle({ client: pool }) as unknown as Database), [], 'the invariants hold: nothing half applied');
+    t.same(
+      [...acknowledged].filter((id) => !stored.has(id)),
+      [],
+      `all ${acknowledged.size} purchases acknowledged are stored`,
+    );
+    t.same(
+      await findEconomyViolations(drizzle({ client: pool }) as unknown as Database),
+      [],
+      'the invariants hold: nothing half applied',
+    );
   } finally {
     await pool.end();
   }

@@ -18,7 +18,8 @@ const ANSWER_BOUND_MS = 2000;
 const RECOVERY_BOUND_MS = 5000;
 const LIMIT = 30;
 
-const logout = (app: App, session: SignedIn) => app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(session.accessToken) });
+const logout = (app: App, session: SignedIn) =>
+  app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(session.accessToken) });
 
 /** `count` calls of GET /api/user as the session's user: their statuses and the slowest answer. */
 async function calls(app: App, session: SignedIn, count: number): Promise<{ statuses: number[]; slowest: number }> {
@@ -37,7 +38,13 @@ async function redisOutage(t: Test, how: 'partition' | 'refuse') {
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: 6379 });
   t.teardown(() => proxy.close());
   const database = await createTestDatabase();
-  const env = { ...providers.env, REDIS_URL: proxy.urlFor('redis://127.0.0.1:6379'), RATE_LIMIT_MAX: String(LIMIT), AUTH_RATE_LIMIT_IP: '100000', DATABASE_URL: database.url };
+  const env = {
+    ...providers.env,
+    REDIS_URL: proxy.urlFor('redis://127.0.0.1:6379'),
+    RATE_LIMIT_MAX: String(LIMIT),
+    AUTH_RATE_LIMIT_IP: '100000',
+    DATABASE_URL: database.url,
+  };
   const a = await buildTestApp(t, env);
   const b = await buildTestApp(t, env);
   t.teardown(() => database.drop());
@@ -56,11 +63,18 @@ async function redisOutage(t: Test, how: 'partition' | 'refuse') {
   else proxy.refuse();
   const during = await calls(b, afterwards, LIMIT + 5);
   t.same([...new Set(during.statuses)], [200], 'served without the limit while Redis is unreachable');
-  t.ok(during.slowest <= ANSWER_BOUND_MS, `every request answered within ${ANSWER_BOUND_MS} ms (slowest ${Math.round(during.slowest)} ms)`);
+  t.ok(
+    during.slowest <= ANSWER_BOUND_MS,
+    `every request answered within ${ANSWER_BOUND_MS} ms (slowest ${Math.round(during.slowest)} ms)`,
+  );
   const started = performance.now();
   t.equal((await logout(a, loggedOut)).statusCode, 200, 'a logout still works');
   t.ok(performance.now() - started <= ANSWER_BOUND_MS, `and answers within ${ANSWER_BOUND_MS} ms`);
-  t.equal((await whoAmI(a, loggedOut.accessToken)).statusCode, 401, 'the instance that logged it out refuses it at once');
+  t.equal(
+    (await whoAmI(a, loggedOut.accessToken)).statusCode,
+    401,
+    'the instance that logged it out refuses it at once',
+  );
   await sleep(how === 'partition' ? 4000 : 1000);
 
   proxy.restore();
@@ -68,16 +82,27 @@ async function redisOutage(t: Test, how: 'partition' | 'refuse') {
   // A logged-out token is rate limited by its sender's address.
   let refusedOnB: number | undefined;
   while (performance.now() - restored < 3 * RECOVERY_BOUND_MS && refusedOnB === undefined) {
-    const res = await b.inject({ method: 'GET', url: '/api/user', headers: bearer(loggedOut.accessToken), remoteAddress: from });
+    const res = await b.inject({
+      method: 'GET',
+      url: '/api/user',
+      headers: bearer(loggedOut.accessToken),
+      remoteAddress: from,
+    });
     if (res.statusCode === 401) refusedOnB = performance.now() - restored;
     else await sleep(100);
   }
-  t.ok(refusedOnB !== undefined && refusedOnB <= RECOVERY_BOUND_MS, `the other instance refuses the logged-out token ${Math.round(refusedOnB ?? Number.NaN)} ms after Redis returned`);
+  t.ok(
+    refusedOnB !== undefined && refusedOnB <= RECOVERY_BOUND_MS,
+    `the other instance refuses the logged-out token ${Math.round(refusedOnB ?? Number.NaN)} ms after Redis returned`,
+  );
   let limitedAgain: number | undefined;
   while (performance.now() - restored < 3 * RECOVERY_BOUND_MS && limitedAgain === undefined) {
     if ((await calls(b, afterwards, LIMIT + 5)).statuses.includes(429)) limitedAgain = performance.now() - restored;
   }
-  t.ok(limitedAgain !== undefined && limitedAgain <= RECOVERY_BOUND_MS, `the limit applies again ${Math.round(limitedAgain ?? Number.NaN)} ms after Redis returned`);
+  t.ok(
+    limitedAgain !== undefined && limitedAgain <= RECOVERY_BOUND_MS,
+    `the limit applies again ${Math.round(limitedAgain ?? Number.NaN)} ms after Redis returned`,
+  );
 }
 
 t.test('a network cut between the instances and Redis', (t) => redisOutage(t, 'partition'));

@@ -23,7 +23,8 @@ function productionTree(t: { teardown(fn: () => void): void }, built: boolean): 
   writeFileSync(join(root, 'app.ts'), 'export {};\n');
   writeFileSync(join(root, 'plugins', 'thing.ts'), 'export {};\n');
   const past = new Date(Date.now() - 3_600_000);
-  for (const file of ['app.ts', 'plugins/thing.ts', 'package.json', 'scripts/build.mjs']) utimesSync(join(root, file), past, past);
+  for (const file of ['app.ts', 'plugins/thing.ts', 'package.json', 'scripts/build.mjs'])
+    utimesSync(join(root, file), past, past);
   if (built) {
     mkdirSync(join(root, 'dist'));
     writeFileSync(join(root, 'dist', '.build-stamp'), 'built\n');
@@ -33,7 +34,8 @@ function productionTree(t: { teardown(fn: () => void): void }, built: boolean): 
   return root;
 }
 
-const ifStale = (root: string) => spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale'], { cwd: root, encoding: 'utf8' });
+const ifStale = (root: string) =>
+  spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale'], { cwd: root, encoding: 'utf8' });
 
 t.test('a built tree starts without TypeScript installed', async (t) => {
   const root = productionTree(t, true);

@@ -18,7 +18,10 @@ t.test('recount-reservations: nothing to change, then a wrong count set right, t
   const database = await createTestDatabase();
   t.teardown(() => database.drop());
   const app = await buildTestApp(t, { DATABASE_URL: database.url });
-  const { pack } = await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 1, supply: 10 }, pool: [{ quantity: 10 }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { price: 0, cardsPerPack: 1, supply: 10 },
+    pool: [{ quantity: 10 }],
+  });
   const fan = await signIn(app, 'recount-fan');
   for (let i = 0; i < 3; i++) t.equal((await startPurchase(app, fan, pack.id)).statusCode, 201);
 
@@ -38,7 +41,11 @@ t.test('recount-reservations: nothing to change, then a wrong count set right, t
   const fixed = await recount(database.url);
   t.equal(fixed.code, 0, fixed.stderr);
   // The lapsed reservation is reclaimed first (taking the wrong 1 to 0), then the two live ones counted.
-  t.match(fixed.stdout, new RegExp(`pack ${pack.id}: 0 -> 2`), 'the lapsed reservation reclaimed, the two live ones counted');
+  t.match(
+    fixed.stdout,
+    new RegExp(`pack ${pack.id}: 0 -> 2`),
+    'the lapsed reservation reclaimed, the two live ones counted',
+  );
   const [row] = (await client.query(`select reserved from packs where id = $1`, [pack.id])).rows;
   t.equal(row?.reserved, 2);
   t.same(await economyViolations(app), [], 'every invariant holds again');

@@ -12,14 +12,25 @@ const USAGE = 'usage: npm run stand-in-provider [-- --apple-port 4001 --google-p
 t.test('ports: the defaults, chosen ones, and a usage line for anything else', async (t) => {
   t.same(standInPorts([]), { apple: 4001, google: 4002 });
   t.same(standInPorts(['--apple-port', '5001', '--google-port', '0']), { apple: 5001, google: 0 });
-  for (const args of [['--bogus'], ['--apple-port'], ['--apple-port', 'x'], ['--google-port', '70000'], ['--apple-port', '-1'], ['extra']]) {
+  for (const args of [
+    ['--bogus'],
+    ['--apple-port'],
+    ['--apple-port', 'x'],
+    ['--google-port', '70000'],
+    ['--apple-port', '-1'],
+    ['extra'],
+  ]) {
     const result = standInPorts(args);
     t.ok('problem' in result && result.problem.endsWith(USAGE), `${args.join(' ')}: refused with the usage line`);
   }
 });
 
 t.test('run with a wrong option, it exits 2 with the problem and the usage line, not a stack', async (t) => {
-  const refused = await run(process.execPath, ['--import', 'tsx', 'scripts/stand-in-provider.ts', '--apple-port', 'x'], { cwd: projectRoot }).then(
+  const refused = await run(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/stand-in-provider.ts', '--apple-port', 'x'],
+    { cwd: projectRoot },
+  ).then(
     () => undefined,
     (error: { code: number; stderr: string }) => error,
   );

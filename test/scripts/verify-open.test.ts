@@ -27,7 +27,13 @@ const opened = drawPack({
     ['y', { blocks: [{ first: 1, count: 2 }], minted: 0, moved: new Map() }],
   ]),
 });
-const fairness = { serverSeed, serverSeedHash: serverSeedHash(serverSeed), clientSeed: 'my seed', pool: opened.pool, draws: opened.draws };
+const fairness = {
+  serverSeed,
+  serverSeedHash: serverSeedHash(serverSeed),
+  clientSeed: 'my seed',
+  pool: opened.pool,
+  draws: opened.draws,
+};
 
 function saved(name: string, content: unknown): string {
   const path = join(folder, name);
@@ -35,7 +41,11 @@ function saved(name: string, content: unknown): string {
   return path;
 }
 
-const verify = (path: string) => run(process.execPath, ['--import', 'tsx', 'scripts/verify-open.ts', path], { cwd: projectRoot, env: { PATH: process.env.PATH } });
+const verify = (path: string) =>
+  run(process.execPath, ['--import', 'tsx', 'scripts/verify-open.ts', path], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH },
+  });
 
 t.test('an honest open checks out, as the response envelope, its data or the fairness object', async (t) => {
   for (const [name, content] of [
@@ -50,8 +60,16 @@ t.test('an honest open checks out, as the response envelope, its data or the fai
 });
 
 t.test('a tampered open is named and exits 1', async (t) => {
-  const tampered = { ...fairness, draws: fairness.draws.map((draw, i) => (i === 0 ? { ...draw, collectibleId: draw.collectibleId === 'x' ? 'y' : 'x' } : draw)) };
-  await t.rejects(verify(saved('tampered.json', tampered)), { code: 1, stdout: /does NOT check out[\s\S]*draw 0: collectibleId/ });
+  const tampered = {
+    ...fairness,
+    draws: fairness.draws.map((draw, i) =>
+      i === 0 ? { ...draw, collectibleId: draw.collectibleId === 'x' ? 'y' : 'x' } : draw,
+    ),
+  };
+  await t.rejects(verify(saved('tampered.json', tampered)), {
+    code: 1,
+    stdout: /does NOT check out[\s\S]*draw 0: collectibleId/,
+  });
   await t.rejects(verify(saved('other-seed.json', { ...fairness, serverSeedHash: serverSeedHash('b2'.repeat(32)) })), {
     code: 1,
     stdout: /serverSeedHash is not the SHA-256 of serverSeed/,
@@ -61,6 +79,9 @@ t.test('a tampered open is named and exits 1', async (t) => {
 t.test('a file that is no open result is refused with what was expected', async (t) => {
   await t.rejects(verify(saved('garbage.json', 'not json')), { code: 1, stderr: /cannot read .* as JSON/ });
   await t.rejects(verify(saved('other.json', { hello: 'world' })), { code: 1, stderr: /holds no open result/ });
-  await t.rejects(verify(saved('shape.json', { ...fairness, pool: 'everything' })), { code: 1, stderr: /not an open's proof: \/pool Expected array/ });
+  await t.rejects(verify(saved('shape.json', { ...fairness, pool: 'everything' })), {
+    code: 1,
+    stderr: /not an open's proof: \/pool Expected array/,
+  });
   await t.rejects(verify(join(folder, 'missing.json')), { code: 1, stderr: /cannot read/ });
 });

@@ -69,7 +69,17 @@ export interface AuditEntry {
 }
 
 /** The keys of the public pack view ([spec] GET /api/packs), sorted. */
-export const PUBLIC_PACK_KEYS = ['available', 'cardsPerPack', 'description', 'id', 'imageUrl', 'name', 'price', 'publishedAt', 'teamId'];
+export const PUBLIC_PACK_KEYS = [
+  'available',
+  'cardsPerPack',
+  'description',
+  'id',
+  'imageUrl',
+  'name',
+  'price',
+  'publishedAt',
+  'teamId',
+];
 /** The keys of the admin pack view, sorted. */
 export const ADMIN_PACK_KEYS = [
   'archivedAt',
@@ -119,13 +129,23 @@ export async function createCollectible(app: App, body: Json = {}): Promise<Coll
 }
 
 export async function createPack(app: App, body: Json = {}): Promise<AdminPackView> {
-  const res = await app.inject({ method: 'POST', url: '/api/admin/packs', headers: bearer(ADMIN), payload: { name: 'Pack', ...body } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/admin/packs',
+    headers: bearer(ADMIN),
+    payload: { name: 'Pack', ...body },
+  });
   expectStatus(res, 201, 'create pack');
   return res.json().data;
 }
 
 /** POST /api/admin/packs/{id} as `token` (the admin by default); the raw response. */
-export function packAction(app: App, packId: string, body: Json, token: string | null = ADMIN): Promise<LightMyRequestResponse> {
+export function packAction(
+  app: App,
+  packId: string,
+  body: Json,
+  token: string | null = ADMIN,
+): Promise<LightMyRequestResponse> {
   return app.inject({
     method: 'POST',
     url: `/api/admin/packs/${encodeURIComponent(packId)}`,
@@ -142,7 +162,11 @@ export async function applyAction(app: App, packId: string, body: Json): Promise
 }
 
 export async function getAdminPack(app: App, packId: string): Promise<AdminPackView> {
-  const res = await app.inject({ method: 'GET', url: `/api/admin/packs/${encodeURIComponent(packId)}`, headers: bearer(ADMIN) });
+  const res = await app.inject({
+    method: 'GET',
+    url: `/api/admin/packs/${encodeURIComponent(packId)}`,
+    headers: bearer(ADMIN),
+  });
   expectStatus(res, 200, 'get admin pack');
   return res.json().data;
 }
@@ -181,7 +205,12 @@ export async function packInStatus(
 }
 
 export async function auditLog(app: App, query: Record<string, string | number> = {}): Promise<AuditEntry[]> {
-  const res = await app.inject({ method: 'GET', url: '/api/admin/audit-log', headers: bearer(ADMIN), query: stringify(query) });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/api/admin/audit-log',
+    headers: bearer(ADMIN),
+    query: stringify(query),
+  });
   expectStatus(res, 200, 'audit log');
   return res.json().data;
 }

@@ -21,7 +21,12 @@ export async function signIn(app: App, id: string): Promise<Fan> {
 }
 
 export function adjust(app: App, userId: string, body: Json, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'POST', url: `/api/admin/wallets/${encodeURIComponent(userId)}/adjustments`, headers: { ...bearer(ADMIN), ...headers }, payload: body });
+  return app.inject({
+    method: 'POST',
+    url: `/api/admin/wallets/${encodeURIComponent(userId)}/adjustments`,
+    headers: { ...bearer(ADMIN), ...headers },
+    payload: body,
+  });
 }
 
 /** Credits the fan's wallet with `amount` coins. */
@@ -36,23 +41,47 @@ export async function balance(app: App, fan: Fan): Promise<number> {
 }
 
 export function startPurchase(app: App, fan: Fan, packId: string, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'POST', url: `/api/packs/${encodeURIComponent(packId)}/purchase`, headers: { ...bearer(fan.token), ...headers } });
+  return app.inject({
+    method: 'POST',
+    url: `/api/packs/${encodeURIComponent(packId)}/purchase`,
+    headers: { ...bearer(fan.token), ...headers },
+  });
 }
 
 export function completePurchase(app: App, fan: Fan, packId: string, body: Json, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'PUT', url: `/api/packs/${encodeURIComponent(packId)}/purchase`, headers: { ...bearer(fan.token), ...headers }, payload: body });
+  return app.inject({
+    method: 'PUT',
+    url: `/api/packs/${encodeURIComponent(packId)}/purchase`,
+    headers: { ...bearer(fan.token), ...headers },
+    payload: body,
+  });
 }
 
 export function cancelPurchase(app: App, fan: Fan, packId: string, purchaseId: string) {
-  return app.inject({ method: 'DELETE', url: `/api/packs/${encodeURIComponent(packId)}/purchase`, query: { purchaseId }, headers: bearer(fan.token) });
+  return app.inject({
+    method: 'DELETE',
+    url: `/api/packs/${encodeURIComponent(packId)}/purchase`,
+    query: { purchaseId },
+    headers: bearer(fan.token),
+  });
 }
 
 export function openPack(app: App, fan: Fan, packId: string, body: Json = {}, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'POST', url: `/api/packs/${encodeURIComponent(packId)}/open`, headers: { ...bearer(fan.token), ...headers }, payload: body });
+  return app.inject({
+    method: 'POST',
+    url: `/api/packs/${encodeURIComponent(packId)}/open`,
+    headers: { ...bearer(fan.token), ...headers },
+    payload: body,
+  });
 }
 
 /** Starts and completes a purchase; answers the owned pack's id. */
-export async function buyPack(app: App, fan: Fan, packId: string, clientSeed?: string): Promise<{ purchaseId: string; userPackId: string }> {
+export async function buyPack(
+  app: App,
+  fan: Fan,
+  packId: string,
+  clientSeed?: string,
+): Promise<{ purchaseId: string; userPackId: string }> {
   const started = await startPurchase(app, fan, packId);
   expectStatus(started, 201, 'start purchase');
   const purchaseId = started.json().data.id as string;

@@ -53,7 +53,19 @@ export interface Operation {
 }
 
 export interface OpenApiDocument {
-  paths: Record<string, Record<string, { operationId: string; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, Json>; security?: unknown[] }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId: string;
+        parameters?: Parameter[];
+        requestBody?: { content: Record<string, { schema: Schema }> };
+        responses: Record<string, Json>;
+        security?: unknown[];
+      }
+    >
+  >;
   components: { schemas: Record<string, Schema>; responses: Record<string, Json> };
 }
 
@@ -75,7 +87,28 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
 const nastyText = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
-  fc.constantFrom('', ' ', '\ufeff', '\ufeffadmin', 'a\ud800é\udc00b', '\udfff', '\u0000', 'x\u0000y', '\u202eevil', '../../etc/passwd', "' or 1=1 --", '%00', '{{7*7}}', '<script>', 'NaN', 'Infinity', '-0', 'null', '😀'.repeat(40), 'x'.repeat(300)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\ufeff',
+    '\ufeffadmin',
+    'a\ud800é\udc00b',
+    '\udfff',
+    '\u0000',
+    'x\u0000y',
+    '\u202eevil',
+    '../../etc/passwd',
+    "' or 1=1 --",
+    '%00',
+    '{{7*7}}',
+    '<script>',
+    'NaN',
+    'Infinity',
+    '-0',
+    'null',
+    '😀'.repeat(40),
+    'x'.repeat(300),
+  ),
 );
 
 export class SchemaArbitraries {
@@ -86,7 +119,8 @@ export class SchemaArbitraries {
 
   resolve(schema: Schema): Schema {
     let current = schema;
-    for (let i = 0; current.$ref && i < 10; i++) current = this.components[current.$ref.split('/').pop() as string] ?? {};
+    for (let i = 0; current.$ref && i < 10; i++)
+      current = this.components[current.$ref.split('/').pop() as string] ?? {};
     return current;
   }
 
@@ -107,11 +141,19 @@ export class SchemaArbitraries {
       case 'integer':
         return fc.integer({ min: s.minimum ?? -1000, max: Math.min(s.maximum ?? 1_000_000, 2_147_483_647) });
       case 'number':
-        return fc.double({ min: s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1e-6 : (s.minimum ?? -1e6), max: s.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
+        return fc.double({
+          min: s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1e-6 : (s.minimum ?? -1e6),
+          max: s.maximum ?? 1e6,
+          noNaN: true,
+          noDefaultInfinity: true,
+        });
       case 'string':
         return this.string(s);
       case 'array':
-        return fc.array(this.valid(s.items ?? {}, depth + 1), { minLength: s.minItems ?? 0, maxLength: Math.min(s.maxItems ?? 3, 3) });
+        return fc.array(this.valid(s.items ?? {}, depth + 1), {
+          minLength: s.minItems ?? 0,
+          maxLength: Math.min(s.maxItems ?? 3, 3),
+        });
       case 'object': {
         const properties = s.properties ?? {};
         const required = new Set(s.required ?? []);
@@ -130,20 +172,29 @@ export class SchemaArbitraries {
   private string(s: Schema): fc.Arbitrary<string> {
     const maxLength = Math.min(s.maxLength ?? 40, 60);
     const minLength = s.minLength ?? 0;
-    if (s.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
-    if (s.format === 'uri') return fc.webUrl().filter((url) => url.length <= (s.maxLength ?? 2048) && /^https?:\/\//.test(url));
+    if (s.format === 'date-time')
+      return fc
+        .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+        .map((date) => date.toISOString());
+    if (s.format === 'uri')
+      return fc.webUrl().filter((url) => url.length <= (s.maxLength ?? 2048) && /^https?:\/\//.test(url));
     if (s.pattern && s.pattern !== '\\S') {
       const pattern = new RegExp(s.pattern);
-      const fits = (value: string) => value.length >= minLength && value.length <= (s.maxLength ?? Number.POSITIVE_INFINITY);
+      const fits = (value: string) =>
+        value.length >= minLength && value.length <= (s.maxLength ?? Number.POSITIVE_INFINITY);
       try {
         return fc.stringMatching(pattern).filter(fits);
       } catch {
         // fast-check cannot build every pattern (lookaheads): filter plain strings instead.
-        return fc.string({ minLength: Math.max(minLength, 1), maxLength }).filter((value) => fits(value) && pattern.test(value));
+        return fc
+          .string({ minLength: Math.max(minLength, 1), maxLength })
+          .filter((value) => fits(value) && pattern.test(value));
       }
     }
     if (s.maxLength === 128 && minLength === 1) return fc.oneof(this.ids, fc.string({ minLength: 1, maxLength: 20 }));
-    return fc.string({ minLength: Math.max(minLength, s.pattern === '\\S' ? 1 : 0), maxLength }).map((value) => (s.pattern === '\\S' && !/\S/.test(value) ? `x${value}`.slice(0, maxLength) : value));
+    return fc
+      .string({ minLength: Math.max(minLength, s.pattern === '\\S' ? 1 : 0), maxLength })
+      .map((value) => (s.pattern === '\\S' && !/\S/.test(value) ? `x${value}`.slice(0, maxLength) : value));
   }
 
   /** Values most schemas refuse: wrong types, nasty text, out-of-range numbers, unknown fields, deep or huge documents. */
@@ -157,9 +208,15 @@ export class SchemaArbitraries {
       ...(object
         ? [
             this.valid(s).chain((value) =>
-              fc.record({ key: fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('__proto__', 'constructor', 'action', '\u0000')), extra: fc.jsonValue({ maxDepth: 1 }) }).map(
-                ({ key, extra }) => ({ ...(value as Json), [key]: extra }),
-              ),
+              fc
+                .record({
+                  key: fc.oneof(
+                    fc.string({ maxLength: 10 }),
+                    fc.constantFrom('__proto__', 'constructor', 'action', '\u0000'),
+                  ),
+                  extra: fc.jsonValue({ maxDepth: 1 }),
+                })
+                .map(({ key, extra }) => ({ ...(value as Json), [key]: extra })),
             ),
             this.valid(s).chain((value) =>
               fc.constantFrom(...Object.keys((value as Json) ?? {}), 'none').map((drop) => {
@@ -169,7 +226,9 @@ export class SchemaArbitraries {
               }),
             ),
             this.valid(s).chain((value) =>
-              fc.record({ key: fc.constantFrom(...Object.keys((value as Json) ?? { x: 1 })), broken: nastyText }).map(({ key, broken }) => ({ ...(value as Json), [key]: broken })),
+              fc
+                .record({ key: fc.constantFrom(...Object.keys((value as Json) ?? { x: 1 })), broken: nastyText })
+                .map(({ key, broken }) => ({ ...(value as Json), [key]: broken })),
             ),
             fc.integer({ min: 40, max: 3000 }).map((depth) => {
               let deep: unknown = 1;
@@ -210,7 +269,10 @@ export class ResponseChecker {
     const ref = declared.$ref as string | undefined;
     if (ref) declared = this.document.components.responses[ref.split('/').pop() as string] as Json;
     const content = declared.content as Record<string, { schema: Json }> | undefined;
-    if (!content) return body === '' ? { ok: true } : { ok: false, problem: `status ${status} declares no body, got ${body.length} bytes` };
+    if (!content)
+      return body === ''
+        ? { ok: true }
+        : { ok: false, problem: `status ${status} declares no body, got ${body.length} bytes` };
     if (!contentType?.startsWith('application/json')) return { ok: false, problem: `content type ${contentType}` };
     const pointer = ref
       ? `#/components/responses/${ref.split('/').pop()}/content/application~1json/schema`
@@ -226,6 +288,8 @@ export class ResponseChecker {
     } catch {
       return { ok: false, problem: 'the body is not JSON' };
     }
-    return validate(parsed) ? { ok: true } : { ok: false, problem: `the body breaks the ${status} schema: ${this.ajv.errorsText(validate.errors)}` };
+    return validate(parsed)
+      ? { ok: true }
+      : { ok: false, problem: `the body breaks the ${status} schema: ${this.ajv.errorsText(validate.errors)}` };
   }
 }

@@ -13,7 +13,8 @@ export interface ErrorBody {
 }
 
 export const now = () => Math.floor(Date.now() / 1000);
-export const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+export const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 /** A hand-built HMAC token: any header, any payload, any key (including ones libraries refuse). Members of undefined are left out, as JSON leaves them. */
 export function hmacToken(header: Claims, payload: Claims, key: string | Buffer, hash = 'sha256'): string {

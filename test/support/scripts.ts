@@ -4,7 +4,11 @@ import { spawn } from 'node:child_process';
 
 const projectRoot = new URL('../..', import.meta.url).pathname;
 
-export function runScript(name: string, databaseUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runScript(
+  name: string,
+  databaseUrl: string,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', `scripts/${name}.ts`, ...args], {
       cwd: projectRoot,

@@ -10,7 +10,9 @@ const projectRoot = new URL('../..', import.meta.url).pathname;
 
 /** Tests that start embedded servers of their own, whatever the suite's server: they run in `npm test` only. */
 export const onlyEmbedded = {
-  skip: process.env.TEST_DATABASE_URL ? 'the embedded server is tested by npm test; test:pg covers the external one' : false,
+  skip: process.env.TEST_DATABASE_URL
+    ? 'the embedded server is tested by npm test; test:pg covers the external one'
+    : false,
 };
 
 export interface ServerProcess {
@@ -34,17 +36,32 @@ export interface ServerProcess {
  * of a process group of its own, as a shell does for a job: `process.kill(-pid, signal)` then
  * signals the group, as Ctrl-C in a terminal does.
  */
-export function startServerProcess(env: Record<string, string>, wrap: string[] = [], options: { processGroup?: boolean } = {}): ServerProcess {
+export function startServerProcess(
+  env: Record<string, string>,
+  wrap: string[] = [],
+  options: { processGroup?: boolean } = {},
+): ServerProcess {
   const command = [...wrap, process.execPath, '--import', 'tsx', 'server.ts'];
   const child = spawn(command[0] as string, command.slice(1), {
     cwd: projectRoot,
     // MAX_EVENT_LOOP_DELAY=0 as in every test app: on a loaded machine the event loop lags by
     // design, and a 503 from the overload guard is not what these tests are about (seen in CI).
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_DATA: 'false', AUTH_JWT_SECRET: TEST_SECRET, MAX_EVENT_LOOP_DELAY: '0', ...env },
+    env: {
+      PATH: process.env.PATH,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+      DEMO_DATA: 'false',
+      AUTH_JWT_SECRET: TEST_SECRET,
+      MAX_EVENT_LOOP_DELAY: '0',
+      ...env,
+    },
     detached: options.processGroup ?? false,
   });
   let output = '';
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, at: Date.now() })),
+  );
   const listening = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk;

@@ -21,15 +21,30 @@ export async function startProviders(t: Teardown): Promise<Providers> {
   return { apple, google, env: { ...apple.env, ...google.env } };
 }
 
-export async function buildSessionApp(t: Teardown, providers: Providers, env: Record<string, string> = {}): Promise<App> {
+export async function buildSessionApp(
+  t: Teardown,
+  providers: Providers,
+  env: Record<string, string> = {},
+): Promise<App> {
   return buildTestApp(t, { ...providers.env, ...env });
 }
 
 export const newNonce = () => randomBytes(16).toString('base64url');
 
 /** `from`: the caller's address (per-address rate limits count it), when not the default. */
-export function mobileSignIn(app: App, body: Record<string, unknown>, headers: Record<string, string> = {}, from?: string) {
-  return app.inject({ method: 'POST', url: '/api/auth/mobile/token', payload: body, headers, ...(from ? { remoteAddress: from } : {}) });
+export function mobileSignIn(
+  app: App,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  from?: string,
+) {
+  return app.inject({
+    method: 'POST',
+    url: '/api/auth/mobile/token',
+    payload: body,
+    headers,
+    ...(from ? { remoteAddress: from } : {}),
+  });
 }
 
 export interface SignedIn {
@@ -41,9 +56,20 @@ export interface SignedIn {
 }
 
 /** Signs in as `sub` at the provider; throws unless the service answers 200. */
-export async function signInWith(app: App, provider: StandInProvider, sub: string, claims: Record<string, unknown> = {}, from?: string): Promise<SignedIn> {
+export async function signInWith(
+  app: App,
+  provider: StandInProvider,
+  sub: string,
+  claims: Record<string, unknown> = {},
+  from?: string,
+): Promise<SignedIn> {
   const nonce = newNonce();
-  const res = await mobileSignIn(app, { provider: provider.kind, idToken: provider.mint(sub, nonce, claims), nonce }, {}, from);
+  const res = await mobileSignIn(
+    app,
+    { provider: provider.kind, idToken: provider.mint(sub, nonce, claims), nonce },
+    {},
+    from,
+  );
   if (res.statusCode !== 200) throw new Error(`sign-in answered ${res.statusCode}: ${res.body}`);
   return res.json().data;
 }
@@ -56,7 +82,11 @@ export function refresh(app: App, refreshToken: string, form = false) {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         payload: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
       })
-    : app.inject({ method: 'POST', url: '/api/auth/token', payload: { grant_type: 'refresh_token', refresh_token: refreshToken } });
+    : app.inject({
+        method: 'POST',
+        url: '/api/auth/token',
+        payload: { grant_type: 'refresh_token', refresh_token: refreshToken },
+      });
 }
 
 export const whoAmI = (app: App, accessToken: string) =>

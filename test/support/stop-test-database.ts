@@ -8,5 +8,7 @@ const suite = readSuiteDatabase();
 if (suite.embedded) {
   await stopEmbeddedPostgres(SUITE_DATA_DIR, log);
 } else {
-  await withClient(suite.serverUrl, (client) => client.query(`drop database if exists "${suite.template}" with (force)`));
+  await withClient(suite.serverUrl, (client) =>
+    client.query(`drop database if exists "${suite.template}" with (force)`),
+  );
 }

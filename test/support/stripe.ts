@@ -70,7 +70,13 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     request.on('end', async () => {
       const path = (request.url ?? '/').split('?')[0] as string;
       requests.push(`${request.method} ${path}`);
-      const send = (status: number, value: unknown) => response.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(6).toString('hex')}` }).end(JSON.stringify(value));
+      const send = (status: number, value: unknown) =>
+        response
+          .writeHead(status, {
+            'content-type': 'application/json',
+            'request-id': `req_${randomBytes(6).toString('hex')}`,
+          })
+          .end(JSON.stringify(value));
       if (request.method === 'POST' && path === '/v1/checkout/sessions') {
         await createGate;
         if (failingCreates > 0) {
@@ -89,7 +95,11 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
           object: 'checkout.session',
           mode: 'payment',
           client_reference_id: form.get('client_reference_id'),
-          metadata: Object.fromEntries([...form.entries()].filter(([name]) => name.startsWith('metadata[')).map(([name, value]) => [name.slice(9, -1), value])),
+          metadata: Object.fromEntries(
+            [...form.entries()]
+              .filter(([name]) => name.startsWith('metadata['))
+              .map(([name, value]) => [name.slice(9, -1), value]),
+          ),
           amount_total: unitAmount * quantity,
           currency: form.get('line_items[0][price_data][currency]') ?? '',
           status: 'open',
@@ -109,9 +119,21 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
       if (request.method === 'POST' && expire) {
         const session = sessions.get(expire[1] as string);
-        if (!session) return send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such checkout.session: '${expire[1]}'` } });
+        if (!session)
+          return send(404, {
+            error: {
+              type: 'invalid_request_error',
+              code: 'resource_missing',
+              message: `No such checkout.session: '${expire[1]}'`,
+            },
+          });
         if (session.status !== 'open') {
-          return send(400, { error: { type: 'invalid_request_error', message: `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".` } });
+          return send(400, {
+            error: {
+              type: 'invalid_request_error',
+              message: `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".`,
+            },
+          });
         }
         Object.assign(session, { status: 'expired', url: null });
         return send(200, session);
@@ -119,9 +141,19 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       const read = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
       if (request.method === 'GET' && read) {
         const session = sessions.get(read[1] as string);
-        return session ? send(200, session) : send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such checkout.session: '${read[1]}'` } });
+        return session
+          ? send(200, session)
+          : send(404, {
+              error: {
+                type: 'invalid_request_error',
+                code: 'resource_missing',
+                message: `No such checkout.session: '${read[1]}'`,
+              },
+            });
       }
-      send(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path}).` } });
+      send(404, {
+        error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path}).` },
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -156,11 +188,25 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     },
     sessions,
     requests,
-    pay: (sessionId) => change(sessionId, { status: 'complete', payment_status: 'paid', payment_intent: `pi_${randomBytes(8).toString('hex')}` }),
+    pay: (sessionId) =>
+      change(sessionId, {
+        status: 'complete',
+        payment_status: 'paid',
+        payment_intent: `pi_${randomBytes(8).toString('hex')}`,
+      }),
     expire: (sessionId) => change(sessionId, { status: 'expired', url: null }),
     event: (type, object, id = `evt_${randomBytes(12).toString('hex')}`) => ({
       id,
-      body: JSON.stringify({ id, object: 'event', api_version: '2025-01-27.acacia', created: now(), livemode: false, pending_webhooks: 1, type, data: { object: { ...object } } }),
+      body: JSON.stringify({
+        id,
+        object: 'event',
+        api_version: '2025-01-27.acacia',
+        created: now(),
+        livemode: false,
+        pending_webhooks: 1,
+        type,
+        data: { object: { ...object } },
+      }),
     }),
     dispute: (session, status) => ({
       id: `dp_${session.id.slice(8, 20)}`,
@@ -196,12 +242,21 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
 
 /** A Stripe-Signature header for a body, as Stripe signs it (the SDK's test helper). */
 export function signatureFor(body: string, options: { secret?: string; timestamp?: number } = {}): string {
-  return Stripe.webhooks.generateTestHeaderString({ payload: body, secret: options.secret ?? STRIPE_WEBHOOK_SECRET, ...(options.timestamp ? { timestamp: options.timestamp } : {}) });
+  return Stripe.webhooks.generateTestHeaderString({
+    payload: body,
+    secret: options.secret ?? STRIPE_WEBHOOK_SECRET,
+    ...(options.timestamp ? { timestamp: options.timestamp } : {}),
+  });
 }
 
 /** Where Stripe delivers events. */
 export const deliverable = { path: '/api/webhooks/stripe' };
 
 export function deliver(app: App, body: string, signature = signatureFor(body)) {
-  return app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature }, payload: body });
+  return app.inject({
+    method: 'POST',
+    url: '/api/webhooks/stripe',
+    headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature },
+    payload: body,
+  });
 }

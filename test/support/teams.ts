@@ -70,7 +70,9 @@ let teamCounter = 0;
 /** A team created by the platform admin; `ownerUserId` must have signed in. */
 export async function createTeam(app: App, body: Json = {}, token: string = ADMIN): Promise<TeamView> {
   teamCounter++;
-  const res = await call(app, 'POST', '/api/admin/teams', token, { payload: { name: `Team ${process.pid} ${teamCounter}`, ...body } });
+  const res = await call(app, 'POST', '/api/admin/teams', token, {
+    payload: { name: `Team ${process.pid} ${teamCounter}`, ...body },
+  });
   expectStatus(res, 201, 'create team');
   return res.json().data;
 }
@@ -78,12 +80,23 @@ export async function createTeam(app: App, body: Json = {}, token: string = ADMI
 export const membersUrl = (teamId: string, userId?: string) =>
   `/api/admin/teams/${encodeURIComponent(teamId)}/members${userId === undefined ? '' : `/${encodeURIComponent(userId)}`}`;
 
-export function addMemberRequest(app: App, teamId: string, body: Json, token: string | null = ADMIN): Promise<LightMyRequestResponse> {
+export function addMemberRequest(
+  app: App,
+  teamId: string,
+  body: Json,
+  token: string | null = ADMIN,
+): Promise<LightMyRequestResponse> {
   return call(app, 'POST', membersUrl(teamId), token, { payload: body });
 }
 
 /** Adds a member (must answer 201); the TeamAdmin. */
-export async function addMember(app: App, teamId: string, userId: string, role: TeamRoleName, token: string = ADMIN): Promise<TeamAdminView> {
+export async function addMember(
+  app: App,
+  teamId: string,
+  userId: string,
+  role: TeamRoleName,
+  token: string = ADMIN,
+): Promise<TeamAdminView> {
   const res = await addMemberRequest(app, teamId, { userId, role }, token);
   expectStatus(res, 201, `add ${userId} as ${role}`);
   return res.json().data;
@@ -147,14 +160,19 @@ export async function staffedTeam(app: App, prefix: string): Promise<StaffedTeam
   const owner = await signIn(app, `${prefix}-owner`);
   const editor = await signIn(app, `${prefix}-editor`);
   const viewer = await signIn(app, `${prefix}-viewer`);
-  const team = await createTeam(app, { name: `${prefix} team`, slug: `${prefix}-team`, ownerUserId: `${prefix}-owner` });
+  const team = await createTeam(app, {
+    name: `${prefix} team`,
+    slug: `${prefix}-team`,
+    ownerUserId: `${prefix}-owner`,
+  });
   await addMember(app, team.id, `${prefix}-editor`, 'editor');
   await addMember(app, team.id, `${prefix}-viewer`, 'viewer');
   return { team, owner, editor, viewer };
 }
 
 /** The error code of a failed response (undefined for a success). */
-export const codeOf = (res: LightMyRequestResponse): string | undefined => (res.statusCode >= 400 ? res.json().error?.code : undefined);
+export const codeOf = (res: LightMyRequestResponse): string | undefined =>
+  res.statusCode >= 400 ? res.json().error?.code : undefined;
 
 /** The paths named by a 400's details. */
 export const detailPaths = (res: LightMyRequestResponse): string[] =>

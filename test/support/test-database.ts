@@ -50,7 +50,8 @@ export function readSuiteDatabase(): SuiteDatabase {
 export function migrationsFingerprint(): string {
   const hash = createHash('sha256');
   for (const file of readdirSync(MIGRATIONS_FOLDER, { recursive: true, encoding: 'utf8' }).sort()) {
-    if (file.endsWith('.sql') || file.endsWith('_journal.json')) hash.update(`${file}\n`).update(readFileSync(join(MIGRATIONS_FOLDER, file)));
+    if (file.endsWith('.sql') || file.endsWith('_journal.json'))
+      hash.update(`${file}\n`).update(readFileSync(join(MIGRATIONS_FOLDER, file)));
   }
   return hash.digest('hex').slice(0, 12);
 }
@@ -81,6 +82,9 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
   await withClient(serverUrl, (client) => client.query(`create database "${name}" template "${template}"${strategy}`));
   return {
     url: databaseUrl(serverUrl, name),
-    drop: () => withClient(serverUrl, (client) => client.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
+    drop: () =>
+      withClient(serverUrl, (client) => client.query(`drop database if exists "${name}" with (force)`)).then(
+        () => undefined,
+      ),
   };
 }

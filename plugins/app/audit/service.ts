@@ -23,10 +23,14 @@ export function createAuditService(db: DatabaseHandle) {
   return {
     async list(principal: Principal, query: AuditLogQuery) {
       authorizeList(principal, 'audit:read', query.teamId);
-      const page = await listAudit(db.orm, { teamId: query.teamId, targetId: query.targetId }, {
-        limit: query.limit ?? 50,
-        after: decodeCursor(query.cursor),
-      });
+      const page = await listAudit(
+        db.orm,
+        { teamId: query.teamId, targetId: query.targetId },
+        {
+          limit: query.limit ?? 50,
+          after: decodeCursor(query.cursor),
+        },
+      );
       return { items: page.items.map(toAuditEntry), nextCursor: page.nextCursor };
     },
   };

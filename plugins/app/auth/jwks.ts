@@ -26,7 +26,10 @@ export class UnknownKeyError extends Error {}
 
 export type JwksKeyResolver = (header: { kid?: unknown; alg?: unknown }) => Promise<string>;
 
-export async function createJwksKeyResolver(options: { jwksUrl: URL; lookupIntervalMs: number }): Promise<JwksKeyResolver> {
+export async function createJwksKeyResolver(options: {
+  jwksUrl: URL;
+  lookupIntervalMs: number;
+}): Promise<JwksKeyResolver> {
   const { default: buildGetJwks } = await import('get-jwks');
   // Domain and path come from the configuration only; the token's iss/jku/x5u never choose a URL.
   const domain = options.jwksUrl.origin;
@@ -62,7 +65,9 @@ export async function createJwksKeyResolver(options: { jwksUrl: URL; lookupInter
     if (getJwks.cache.get(cacheKey) === undefined) {
       if ((unknownKids.get(cacheKey) ?? 0) > Date.now()) throw new UnknownKeyError('key id recently not found');
       if (!takeLookupToken()) {
-        throw new JwksUnavailableError('too many lookups of new key ids', { retryAfterSeconds: Math.ceil(options.lookupIntervalMs / 1000) });
+        throw new JwksUnavailableError('too many lookups of new key ids', {
+          retryAfterSeconds: Math.ceil(options.lookupIntervalMs / 1000),
+        });
       }
     }
     let jwk: Record<string, unknown>;
@@ -77,7 +82,9 @@ export async function createJwksKeyResolver(options: { jwksUrl: URL; lookupInter
     }
     const { domain: _domain, ...keyMaterial } = jwk;
     try {
-      return createPublicKey({ key: keyMaterial as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+      return createPublicKey({ key: keyMaterial as JsonWebKey, format: 'jwk' })
+        .export({ type: 'spki', format: 'pem' })
+        .toString();
     } catch {
       throw new UnknownKeyError('unusable key');
     }

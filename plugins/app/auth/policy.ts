@@ -23,7 +23,14 @@ import { type AppError, ForbiddenError, NotFoundError } from '../errors.js';
 
 export { TEAM_ROLES, type TeamRole };
 
-export const ADMIN_ACTIONS = ['team:create', 'members:read', 'members:manage', 'catalog:read', 'catalog:write', 'audit:read'] as const;
+export const ADMIN_ACTIONS = [
+  'team:create',
+  'members:read',
+  'members:manage',
+  'catalog:read',
+  'catalog:write',
+  'audit:read',
+] as const;
 export type AdminAction = (typeof ADMIN_ACTIONS)[number];
 
 export interface Principal {
@@ -73,9 +80,18 @@ export function requireAdminAccess(principal: Principal): void {
  * Refuses `action` on `resource`: as `notFound` when the caller may not even read it (so its
  * existence does not leak), else 403.
  */
-export function authorize(principal: Principal, action: AdminAction, resource: { teamId: string | null }, notFound: () => AppError): void {
+export function authorize(
+  principal: Principal,
+  action: AdminAction,
+  resource: { teamId: string | null },
+  notFound: () => AppError,
+): void {
   if (isAllowed(principal, action, resource)) return;
-  const readAction: AdminAction = action.startsWith('members') ? 'members:read' : action === 'audit:read' ? 'audit:read' : 'catalog:read';
+  const readAction: AdminAction = action.startsWith('members')
+    ? 'members:read'
+    : action === 'audit:read'
+      ? 'audit:read'
+      : 'catalog:read';
   throw isAllowed(principal, readAction, resource) ? forbidden() : notFound();
 }
 

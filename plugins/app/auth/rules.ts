@@ -49,7 +49,8 @@ export function subjectProblem(sub: unknown): string | undefined {
   if (typeof sub !== 'string' || sub.length === 0) return 'the subject is missing or not a string';
   if (sub.length > MAX_SUBJECT_LENGTH) return `the subject is longer than ${MAX_SUBJECT_LENGTH} characters`;
   if (!sub.isWellFormed()) return 'the subject holds a lone surrogate';
-  if (UNPRINTABLE.test(sub)) return 'the subject holds an invisible character (control, format such as U+FEFF, or unassigned)';
+  if (UNPRINTABLE.test(sub))
+    return 'the subject holds an invisible character (control, format such as U+FEFF, or unassigned)';
   if (sub.trim() !== sub) return 'the subject starts or ends with white space';
   return undefined;
 }

@@ -23,14 +23,21 @@ export default fp(
           telemetry: false,
           // STRIPE_API_BASE points at a local stand-in in tests and development.
           ...(config.apiBase
-            ? { host: config.apiBase.hostname, port: config.apiBase.port || (config.apiBase.protocol === 'https:' ? 443 : 80), protocol: config.apiBase.protocol.replace(':', '') as 'http' | 'https' }
+            ? {
+                host: config.apiBase.hostname,
+                port: config.apiBase.port || (config.apiBase.protocol === 'https:' ? 443 : 80),
+                protocol: config.apiBase.protocol.replace(':', '') as 'http' | 'https',
+              }
             : {}),
         })
       : null;
     fastify.decorate('checkout', createCheckoutService(fastify.db, stripe, config, fastify.log));
     fastify.decorate(
       'verifyStripeEvent',
-      stripe && config ? (payload: Buffer, signature: string) => stripe.webhooks.constructEvent(payload, signature, config.webhookSecret, WEBHOOK_TOLERANCE_SECONDS) : null,
+      stripe && config
+        ? (payload: Buffer, signature: string) =>
+            stripe.webhooks.constructEvent(payload, signature, config.webhookSecret, WEBHOOK_TOLERANCE_SECONDS)
+        : null,
     );
   },
   { name: 'checkout', dependencies: ['db', 'products', 'wallets'] },

@@ -18,12 +18,19 @@ export interface NewOrder {
   expiresAt: Date;
 }
 
-export async function insertOrder(tx: Database, order: NewOrder & { providerRef: string; checkoutUrl: string }): Promise<OrderRow> {
+export async function insertOrder(
+  tx: Database,
+  order: NewOrder & { providerRef: string; checkoutUrl: string },
+): Promise<OrderRow> {
   const [row] = await tx.insert(orders).values(order).returning();
   return row as OrderRow;
 }
 
-export async function findOrder(db: Database, id: string, options: { userId?: string; lock?: boolean } = {}): Promise<OrderRow | undefined> {
+export async function findOrder(
+  db: Database,
+  id: string,
+  options: { userId?: string; lock?: boolean } = {},
+): Promise<OrderRow | undefined> {
   const query = db
     .select()
     .from(orders)
@@ -62,7 +69,12 @@ export async function settlePending(
       updatedAt: sql`now()`,
       ...(change.status === 'fulfilled' ? { fulfilledAt: sql`now()`, paymentIntent: change.paymentIntent } : {}),
       ...(change.status === 'failed'
-        ? { failureReason: change.reason.slice(0, 500), needsReview: change.review !== undefined, reviewReason: change.review ?? null, paymentIntent: change.paymentIntent ?? null }
+        ? {
+            failureReason: change.reason.slice(0, 500),
+            needsReview: change.review !== undefined,
+            reviewReason: change.review ?? null,
+            paymentIntent: change.paymentIntent ?? null,
+          }
         : {}),
     })
     .where(and(eq(orders.id, id), eq(orders.status, 'pending')))
@@ -77,7 +89,11 @@ export async function settlePending(
  * back and never starve newer ones. Rows locked at that moment (a webhook settling them) are
  * skipped. Run it in a transaction: the rows picked are the rows marked.
  */
-export async function takePendingOrders(tx: Database, which: { pastExpiry: boolean; olderThanMs: number }, limit: number): Promise<OrderRow[]> {
+export async function takePendingOrders(
+  tx: Database,
+  which: { pastExpiry: boolean; olderThanMs: number },
+  limit: number,
+): Promise<OrderRow[]> {
   const due = await tx
     .select({ id: orders.id })
     .from(orders)
@@ -85,7 +101,9 @@ export async function takePendingOrders(tx: Database, which: { pastExpiry: boole
       and(
         eq(orders.status, 'pending'),
         sql`${orders.providerRef} is not null`,
-        which.pastExpiry ? sql`${orders.expiresAt} <= now()` : sql`${orders.expiresAt} > now() and ${orders.createdAt} < now() - ${`${which.olderThanMs} milliseconds`}::interval`,
+        which.pastExpiry
+          ? sql`${orders.expiresAt} <= now()`
+          : sql`${orders.expiresAt} > now() and ${orders.createdAt} < now() - ${`${which.olderThanMs} milliseconds`}::interval`,
       ),
     )
     .orderBy(sql`${orders.lastCheckedAt} asc nulls first`, orders.createdAt, orders.id)
@@ -133,7 +151,14 @@ export async function recordDispute(
   id: string,
   change:
     | { opened: { coinsReversed: number; taken: number; uncollected: number } }
-    | { won: { status: 'fulfilled' | 'refunded'; coinsReversed: number; uncollected: number; review?: OrderReviewReason } },
+    | {
+        won: {
+          status: 'fulfilled' | 'refunded';
+          coinsReversed: number;
+          uncollected: number;
+          review?: OrderReviewReason;
+        };
+      },
 ): Promise<void> {
   const set =
     'opened' in change
@@ -152,7 +177,10 @@ export async function recordDispute(
           disputeUncollected: 0,
           ...(change.won.review ? { needsReview: true, reviewReason: change.won.review } : {}),
         };
-  await tx.update(orders).set({ ...set, updatedAt: sql`now()` }).where(eq(orders.id, id));
+  await tx
+    .update(orders)
+    .set({ ...set, updatedAt: sql`now()` })
+    .where(eq(orders.id, id));
 }
 
 /** A refund during a dispute: the refund's share of the coins stops belonging to the dispute. */
@@ -173,7 +201,11 @@ export async function recordRefundDuringDispute(
 }
 
 /** A refund of a paid order that was never credited: recorded; a full one settles its review. */
-export async function recordUncreditedRefund(tx: Database, id: string, refund: { amountRefunded: number; fullyRefunded: boolean }): Promise<void> {
+export async function recordUncreditedRefund(
+  tx: Database,
+  id: string,
+  refund: { amountRefunded: number; fullyRefunded: boolean },
+): Promise<void> {
   await tx
     .update(orders)
     .set({
@@ -188,7 +220,11 @@ export async function recordUncreditedRefund(tx: Database, id: string, refund: {
  * Flags a paid order that was never credited (failed, or paid after it expired) and keeps the
  * payment it names, so that payment's refund or dispute still finds it.
  */
-export async function flagUncredited(tx: Database, id: string, flag: { reason?: OrderReviewReason; paymentIntent: string | null }): Promise<void> {
+export async function flagUncredited(
+  tx: Database,
+  id: string,
+  flag: { reason?: OrderReviewReason; paymentIntent: string | null },
+): Promise<void> {
   await tx
     .update(orders)
     .set({
@@ -201,7 +237,10 @@ export async function flagUncredited(tx: Database, id: string, flag: { reason?: 
 }
 
 /** Orders a platform admin may credit after review: paid, matching, never credited. */
-export const CREDITABLE_REVIEW_REASONS = ['balance_limit', 'paid_after_expiry'] as const satisfies readonly OrderReviewReason[];
+export const CREDITABLE_REVIEW_REASONS = [
+  'balance_limit',
+  'paid_after_expiry',
+] as const satisfies readonly OrderReviewReason[];
 
 /**
  * Moves a paid, never-credited order to fulfilled (a platform admin's decision after review), so
@@ -225,12 +264,19 @@ export async function fulfilReviewed(tx: Database, id: string): Promise<OrderRow
 
 /** Clears (or sets) an order's review flag; answers the row, or undefined when there is no such order. */
 export async function setNeedsReview(db: Database, id: string, needsReview: boolean): Promise<OrderRow | undefined> {
-  const [row] = await db.update(orders).set({ needsReview, updatedAt: sql`now()` }).where(eq(orders.id, id)).returning();
+  const [row] = await db
+    .update(orders)
+    .set({ needsReview, updatedAt: sql`now()` })
+    .where(eq(orders.id, id))
+    .returning();
   return row;
 }
 
 /** Every order, or only those with coins uncollected or waiting for review, newest first (platform admins). */
-export async function listAdminOrders(db: Database, page: { limit: number; after?: CursorKey; uncollectedOnly: boolean; needsReviewOnly: boolean }) {
+export async function listAdminOrders(
+  db: Database,
+  page: { limit: number; after?: CursorKey; uncollectedOnly: boolean; needsReviewOnly: boolean },
+) {
   const rows = await db
     .select()
     .from(orders)
@@ -248,6 +294,10 @@ export async function listAdminOrders(db: Database, page: { limit: number; after
 
 /** Records a Stripe event as handled; false when it was handled before. */
 export async function recordEvent(tx: Database, id: string, type: string): Promise<boolean> {
-  const inserted = await tx.insert(stripeEvents).values({ id, type }).onConflictDoNothing().returning({ id: stripeEvents.id });
+  const inserted = await tx
+    .insert(stripeEvents)
+    .values({ id, type })
+    .onConflictDoNothing()
+    .returning({ id: stripeEvents.id });
   return inserted.length === 1;
 }

@@ -33,16 +33,31 @@ export interface CreditProblem {
  * so coins credited without one could never be taken back).
  */
 export function paymentMismatch(order: OrderTerms, session: PaidSession): CreditProblem | undefined {
-  if (session.currency?.toLowerCase() !== order.currency) return { reason: 'payment_mismatch', detail: `paid in ${session.currency ?? 'no currency'}, the order is in ${order.currency}` };
-  if (session.amount_total !== order.amount) return { reason: 'payment_mismatch', detail: `paid ${session.amount_total ?? 'nothing'}, the order is for ${order.amount}` };
-  if (!paymentIntentId(session)) return { reason: 'no_payment_intent', detail: 'paid without a PaymentIntent, so refunds and disputes could not find this order' };
+  if (session.currency?.toLowerCase() !== order.currency)
+    return {
+      reason: 'payment_mismatch',
+      detail: `paid in ${session.currency ?? 'no currency'}, the order is in ${order.currency}`,
+    };
+  if (session.amount_total !== order.amount)
+    return {
+      reason: 'payment_mismatch',
+      detail: `paid ${session.amount_total ?? 'nothing'}, the order is for ${order.amount}`,
+    };
+  if (!paymentIntentId(session))
+    return {
+      reason: 'no_payment_intent',
+      detail: 'paid without a PaymentIntent, so refunds and disputes could not find this order',
+    };
   return undefined;
 }
 
 /** Why the coins of a paid order cannot be credited, if they cannot: a wallet holds at most `maxBalance`. */
 export function creditProblem(balance: number, coins: number, maxBalance: number): CreditProblem | undefined {
   if (balance + coins <= maxBalance) return undefined;
-  return { reason: 'balance_limit', detail: `the wallet holds ${balance} coins and cannot take ${coins} more (at most ${maxBalance})` };
+  return {
+    reason: 'balance_limit',
+    detail: `the wallet holds ${balance} coins and cannot take ${coins} more (at most ${maxBalance})`,
+  };
 }
 
 export function paymentIntentId(session: PaidSession): string | null {
@@ -52,7 +67,8 @@ export function paymentIntentId(session: PaidSession): string | null {
 }
 
 /** A refund that gives back the whole charge (as paid, which may differ from the order when it did not match). */
-export const isFullRefund = (charge: { amount: number; amount_refunded: number; refunded?: boolean | null }) => charge.refunded === true || charge.amount_refunded >= charge.amount;
+export const isFullRefund = (charge: { amount: number; amount_refunded: number; refunded?: boolean | null }) =>
+  charge.refunded === true || charge.amount_refunded >= charge.amount;
 
 /**
  * What a refund takes back: the refunded share of the order's coins (Stripe reports the charge's
@@ -73,7 +89,10 @@ export function refundPlan(
 }
 
 /** A dispute takes back every coin the order still grants, as far as the balance goes. */
-export function disputePlan(order: { coins: number; coinsReversed: number }, balance: number): { target: number; take: number; uncollected: number } {
+export function disputePlan(
+  order: { coins: number; coinsReversed: number },
+  balance: number,
+): { target: number; take: number; uncollected: number } {
   const owed = order.coins - order.coinsReversed;
   const take = Math.min(owed, Math.max(balance, 0));
   return { target: order.coins, take, uncollected: owed - take };
@@ -94,14 +113,22 @@ export function refundDuringDisputePlan(
   const refundTarget = Math.max(refundedBefore, Math.floor((order.coins * share) / order.amount));
   const moved = Math.min(refundTarget - refundedBefore, order.disputeTaken + order.disputeUncollected);
   const fromTaken = Math.min(moved, order.disputeTaken);
-  return { disputeTaken: order.disputeTaken - fromTaken, disputeUncollected: order.disputeUncollected - (moved - fromTaken), fullyRefunded: share >= order.amount };
+  return {
+    disputeTaken: order.disputeTaken - fromTaken,
+    disputeUncollected: order.disputeUncollected - (moved - fromTaken),
+    fullyRefunded: share >= order.amount,
+  };
 }
 
 /**
  * A dispute won returns the coins it took, as far as the wallet can hold them; what it cannot
  * (a wallet filled meanwhile) stays reversed and the order is flagged.
  */
-export function disputeReturnPlan(disputeTaken: number, balance: number, maxBalance: number): { returned: number; blocked: number } {
+export function disputeReturnPlan(
+  disputeTaken: number,
+  balance: number,
+  maxBalance: number,
+): { returned: number; blocked: number } {
   const returned = Math.max(0, Math.min(disputeTaken, maxBalance - balance));
   return { returned, blocked: disputeTaken - returned };
 }

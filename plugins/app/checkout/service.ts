@@ -43,7 +43,8 @@ import {
 } from './rules.js';
 
 const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
-const unavailable = () => new ServiceUnavailableError('checkout_unavailable', 'Checkout is not available right now; try again later.', 30);
+const unavailable = () =>
+  new ServiceUnavailableError('checkout_unavailable', 'Checkout is not available right now; try again later.', 30);
 
 export function toOrder(row: OrderRow): Order {
   return {
@@ -84,40 +85,68 @@ export interface PreparedCheckout {
 }
 
 /** The Stripe event types that move an order; every other type is acknowledged and ignored. */
-const SESSION_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'checkout.session.async_payment_failed', 'checkout.session.expired']);
+const SESSION_EVENTS = new Set([
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'checkout.session.async_payment_failed',
+  'checkout.session.expired',
+]);
 
 /**
  * Orders of coin bundles paid through Stripe Checkout. One `fulfil` for every path (the webhook,
  * the re-check on read): a conditional update moves the order from pending, and the top-up's
  * unique reference makes a second credit impossible.
  */
-export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null, config: CheckoutConfig | null, log: FastifyBaseLogger) {
+export function createCheckoutService(
+  db: DatabaseHandle,
+  stripe: Stripe | null,
+  config: CheckoutConfig | null,
+  log: FastifyBaseLogger,
+) {
   /**
    * Fulfils (or fails) a pending order from a Checkout Session; a settled order changes no more. A
    * paid session that cannot be credited (it does not match the order, or the wallet is full) fails
    * the order for a platform admin to review, and the event is still acknowledged: a retry would
    * fail the same way.
    */
-  async function fulfil(tx: Database, order: OrderRow, session: PaidSession): Promise<'fulfilled' | 'failed' | 'unpaid' | 'settled'> {
+  async function fulfil(
+    tx: Database,
+    order: OrderRow,
+    session: PaidSession,
+  ): Promise<'fulfilled' | 'failed' | 'unpaid' | 'settled'> {
     if (order.status === 'expired' && isPaid(session) && !order.paymentIntent) {
       // Stripe took money for an order this service had already let go: it stays expired, keeps the
       // payment (so its refund finds it) and waits for an admin. Flagged once, not on every delivery.
-      log.error({ orderId: order.id, sessionId: session.id }, 'a Checkout Session was paid after its order expired: the order needs review');
+      log.error(
+        { orderId: order.id, sessionId: session.id },
+        'a Checkout Session was paid after its order expired: the order needs review',
+      );
       await flagUncredited(tx, order.id, { reason: 'paid_after_expiry', paymentIntent: paymentIntentId(session) });
     }
     if (order.status !== 'pending') return 'settled';
     if (!isPaid(session)) return 'unpaid';
     const paymentIntent = paymentIntentId(session);
-    const problem = paymentMismatch(order, session) ?? creditProblem(await lockedBalance(tx, order.userId), order.coins, MAX_BALANCE);
+    const problem =
+      paymentMismatch(order, session) ?? creditProblem(await lockedBalance(tx, order.userId), order.coins, MAX_BALANCE);
     if (problem || !paymentIntent) {
-      const { reason, detail } = problem ?? { reason: 'no_payment_intent' as const, detail: 'paid without a PaymentIntent' };
-      log.error({ orderId: order.id, sessionId: session.id, reason, detail }, 'a paid Checkout Session cannot be credited: the order needs review');
+      const { reason, detail } = problem ?? {
+        reason: 'no_payment_intent' as const,
+        detail: 'paid without a PaymentIntent',
+      };
+      log.error(
+        { orderId: order.id, sessionId: session.id, reason, detail },
+        'a paid Checkout Session cannot be credited: the order needs review',
+      );
       await settlePending(tx, order.id, { status: 'failed', reason: detail, review: reason, paymentIntent });
       return 'failed';
     }
     const settled = await settlePending(tx, order.id, { status: 'fulfilled', paymentIntent });
     if (!settled) return 'settled';
-    await appendLedgerEntry(tx, { userId: order.userId, amount: order.coins, kind: 'topup', reference: order.id }, new Date());
+    await appendLedgerEntry(
+      tx,
+      { userId: order.userId, amount: order.coins, kind: 'topup', reference: order.id },
+      new Date(),
+    );
     return 'fulfilled';
   }
 
@@ -148,7 +177,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     return db.transaction(async (tx) => {
       const locked = await findOrder(tx, orderId, { lock: true });
       if (!locked) return false;
-      if (session.status === 'expired') return locked.status === 'pending' && (await settlePending(tx, orderId, { status: 'expired' })) !== undefined;
+      if (session.status === 'expired')
+        return locked.status === 'pending' && (await settlePending(tx, orderId, { status: 'expired' })) !== undefined;
       const outcome = await fulfil(tx, locked, session);
       return outcome === 'fulfilled' || outcome === 'failed';
     });
@@ -158,7 +188,9 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
   async function reconcileBatch(which: { pastExpiry: boolean }, limit: number): Promise<number> {
     if (!stripe) return 0;
     let settled = 0;
-    const due = await db.transaction((tx) => takePendingOrders(tx, { pastExpiry: which.pastExpiry, olderThanMs: RECHECK_AFTER_MS }, limit));
+    const due = await db.transaction((tx) =>
+      takePendingOrders(tx, { pastExpiry: which.pastExpiry, olderThanMs: RECHECK_AFTER_MS }, limit),
+    );
     for (const order of due) {
       try {
         if (await reconcile(order, { expireIfOpen: which.pastExpiry })) settled += 1;
@@ -183,19 +215,44 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     }
     if (order.status === 'failed' || order.status === 'expired') {
       // Paid but never credited: there are no coins to take back; a full refund settles its review.
-      await recordUncreditedRefund(tx, order.id, { amountRefunded: charge.amount_refunded, fullyRefunded: isFullRefund(charge) });
+      await recordUncreditedRefund(tx, order.id, {
+        amountRefunded: charge.amount_refunded,
+        fullyRefunded: isFullRefund(charge),
+      });
       return;
     }
     if (order.status !== 'fulfilled' && order.status !== 'refunded') {
-      log.warn({ chargeId: charge.id, orderId: order.id, status: order.status }, 'a refund of an order that was never paid: ignored');
+      log.warn(
+        { chargeId: charge.id, orderId: order.id, status: order.status },
+        'a refund of an order that was never paid: ignored',
+      );
       return;
     }
     const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
     if (plan.take > 0) {
-      await appendLedgerEntry(tx, { userId: order.userId, amount: -plan.take, kind: 'refund', reference: order.id, reason: 'the payment was refunded' }, new Date());
+      await appendLedgerEntry(
+        tx,
+        {
+          userId: order.userId,
+          amount: -plan.take,
+          kind: 'refund',
+          reference: order.id,
+          reason: 'the payment was refunded',
+        },
+        new Date(),
+      );
     }
-    await recordRefund(tx, order.id, { amountRefunded: charge.amount_refunded, coinsReversed: plan.target, uncollectedAdded: plan.uncollected, fullyRefunded: plan.fullyRefunded });
-    if (plan.uncollected > 0) log.warn({ orderId: order.id, uncollected: plan.uncollected }, 'a refund could not take back every coin: recorded as uncollected');
+    await recordRefund(tx, order.id, {
+      amountRefunded: charge.amount_refunded,
+      coinsReversed: plan.target,
+      uncollectedAdded: plan.uncollected,
+      fullyRefunded: plan.fullyRefunded,
+    });
+    if (plan.uncollected > 0)
+      log.warn(
+        { orderId: order.id, uncollected: plan.uncollected },
+        'a refund could not take back every coin: recorded as uncollected',
+      );
   }
 
   /**
@@ -209,7 +266,11 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
       log.warn({ eventId: event.id, type: event.type }, 'a refund or dispute for no order of ours: ignored');
       return;
     }
-    throw new ServiceUnavailableError('order_not_settled', 'No fulfilled order has this payment yet; deliver the event again later.', 60);
+    throw new ServiceUnavailableError(
+      'order_not_settled',
+      'No fulfilled order has this payment yet; deliver the event again later.',
+      60,
+    );
   }
 
   const orderOfPayment = async (tx: Database, paymentIntent: string | Stripe.PaymentIntent | null) => {
@@ -225,7 +286,10 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     if (!order) return notYetFulfilled(event);
     if (order.status === 'failed' || order.status === 'expired') {
       // Paid but never credited: no coins to take back, but the payment is contested: an admin must look.
-      log.warn({ disputeId: dispute.id, orderId: order.id }, 'a dispute of a payment that was never credited: the order needs review');
+      log.warn(
+        { disputeId: dispute.id, orderId: order.id },
+        'a dispute of a payment that was never credited: the order needs review',
+      );
       await flagUncredited(tx, order.id, { paymentIntent: order.paymentIntent });
       return;
     }
@@ -235,10 +299,25 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     }
     const plan = disputePlan(order, await lockedBalance(tx, order.userId));
     if (plan.take > 0) {
-      await appendLedgerEntry(tx, { userId: order.userId, amount: -plan.take, kind: 'refund', reference: order.id, reason: 'the payment is disputed' }, new Date());
+      await appendLedgerEntry(
+        tx,
+        {
+          userId: order.userId,
+          amount: -plan.take,
+          kind: 'refund',
+          reference: order.id,
+          reason: 'the payment is disputed',
+        },
+        new Date(),
+      );
     }
-    await recordDispute(tx, order.id, { opened: { coinsReversed: plan.target, taken: plan.take, uncollected: plan.uncollected } });
-    log.warn({ orderId: order.id, disputeId: dispute.id, taken: plan.take, uncollected: plan.uncollected }, 'a payment is disputed: its coins are taken back');
+    await recordDispute(tx, order.id, {
+      opened: { coinsReversed: plan.target, taken: plan.take, uncollected: plan.uncollected },
+    });
+    log.warn(
+      { orderId: order.id, disputeId: dispute.id, taken: plan.take, uncollected: plan.uncollected },
+      'a payment is disputed: its coins are taken back',
+    );
   }
 
   /**
@@ -250,9 +329,23 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     if (order?.status !== 'disputed' || dispute.status !== 'won') return;
     const plan = disputeReturnPlan(order.disputeTaken, await lockedBalance(tx, order.userId), MAX_BALANCE);
     if (plan.returned > 0) {
-      await appendLedgerEntry(tx, { userId: order.userId, amount: plan.returned, kind: 'adjustment', reference: order.id, reason: 'the dispute was won: coins returned' }, new Date());
+      await appendLedgerEntry(
+        tx,
+        {
+          userId: order.userId,
+          amount: plan.returned,
+          kind: 'adjustment',
+          reference: order.id,
+          reason: 'the dispute was won: coins returned',
+        },
+        new Date(),
+      );
     }
-    if (plan.blocked > 0) log.error({ orderId: order.id, blocked: plan.blocked }, 'a won dispute could not return every coin (the wallet is full): the order needs review');
+    if (plan.blocked > 0)
+      log.error(
+        { orderId: order.id, blocked: plan.blocked },
+        'a won dispute could not return every coin (the wallet is full): the order needs review',
+      );
     await recordDispute(tx, order.id, {
       won: {
         status: order.amountRefunded >= order.amount ? 'refunded' : 'fulfilled',
@@ -265,7 +358,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
   }
 
   /** The order a Checkout Session belongs to: its client_reference_id, which is the order id. */
-  const orderIdOf = (session: Stripe.Checkout.Session) => session.client_reference_id ?? session.metadata?.orderId ?? null;
+  const orderIdOf = (session: Stripe.Checkout.Session) =>
+    session.client_reference_id ?? session.metadata?.orderId ?? null;
 
   return {
     fulfil,
@@ -282,7 +376,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
      * order is never stored is never shown to anyone and expires unpaid.
      */
     async prepareCheckout(userId: string, priceId: string): Promise<PreparedCheckout> {
-      if (!stripe || !config) throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
+      if (!stripe || !config)
+        throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
       const price = await findPrice(db.orm, priceId);
       if (!price) throw new NotFoundError('price_not_found', 'No price with this id.');
       const product = await findProduct(db.orm, price.productId);
@@ -308,7 +403,16 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
             mode: 'payment',
             client_reference_id: order.id,
             metadata: { orderId: order.id },
-            line_items: [{ quantity: 1, price_data: { currency: price.currency, unit_amount: price.unitAmount, product_data: { name: product.name } } }],
+            line_items: [
+              {
+                quantity: 1,
+                price_data: {
+                  currency: price.currency,
+                  unit_amount: price.unitAmount,
+                  product_data: { name: product.name },
+                },
+              },
+            ],
             success_url: config.successUrl,
             cancel_url: config.cancelUrl,
             expires_at: Math.floor(order.expiresAt.getTime() / 1000),
@@ -325,7 +429,10 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     },
 
     /** Stores the order of a prepared Checkout Session; inside the caller's transaction (the Idempotency-Key's). */
-    async recordCheckout(tx: Database, prepared: PreparedCheckout): Promise<{ orderId: string; url: string; expiresAt: string }> {
+    async recordCheckout(
+      tx: Database,
+      prepared: PreparedCheckout,
+    ): Promise<{ orderId: string; url: string; expiresAt: string }> {
       await insertOrder(tx, { ...prepared.order, providerRef: prepared.sessionId, checkoutUrl: prepared.url });
       return { orderId: prepared.order.id, url: prepared.url, expiresAt: prepared.order.expiresAt.toISOString() };
     },
@@ -338,7 +445,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
       return db.transaction(async (tx) => {
         if (!(await recordEvent(tx, event.id, event.type))) return;
         if (event.type === 'charge.refunded') return refund(tx, event.data.object as Stripe.Charge, event);
-        if (event.type === 'charge.dispute.created') return disputeOpened(tx, event.data.object as Stripe.Dispute, event);
+        if (event.type === 'charge.dispute.created')
+          return disputeOpened(tx, event.data.object as Stripe.Dispute, event);
         if (event.type === 'charge.dispute.closed') return disputeClosed(tx, event.data.object as Stripe.Dispute);
         if (!SESSION_EVENTS.has(event.type)) return;
         const session = event.data.object as Stripe.Checkout.Session;
@@ -349,7 +457,8 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
           return;
         }
         if (event.type === 'checkout.session.expired') await settlePending(tx, order.id, { status: 'expired' });
-        else if (event.type === 'checkout.session.async_payment_failed') await settlePending(tx, order.id, { status: 'failed', reason: 'the payment failed' });
+        else if (event.type === 'checkout.session.async_payment_failed')
+          await settlePending(tx, order.id, { status: 'failed', reason: 'the payment failed' });
         else await fulfil(tx, order, session);
       });
     },
@@ -380,7 +489,18 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
             'Only a paid order that was never credited, because the wallet was full or it was paid after it expired, can be credited; refund any other in Stripe.',
           );
         }
-        await appendLedgerEntry(tx, { userId: fulfilled.userId, amount: fulfilled.coins, kind: 'topup', reference: fulfilled.id, reason: 'credited after review', actorId }, new Date());
+        await appendLedgerEntry(
+          tx,
+          {
+            userId: fulfilled.userId,
+            amount: fulfilled.coins,
+            kind: 'topup',
+            reference: fulfilled.id,
+            reason: 'credited after review',
+            actorId,
+          },
+          new Date(),
+        );
         return toAdminOrder(fulfilled);
       });
     },
@@ -401,7 +521,13 @@ export function createCheckoutService(db: DatabaseHandle, stripe: Stripe | null,
     async order(userId: string, id: string): Promise<Order> {
       const row = await findOrder(db.orm, id, { userId });
       if (!row) throw orderNotFound();
-      if (row.status !== 'pending' || !row.providerRef || !stripe || Date.now() - row.createdAt.getTime() < RECHECK_AFTER_MS) return toOrder(row);
+      if (
+        row.status !== 'pending' ||
+        !row.providerRef ||
+        !stripe ||
+        Date.now() - row.createdAt.getTime() < RECHECK_AFTER_MS
+      )
+        return toOrder(row);
       let session: Stripe.Checkout.Session;
       try {
         session = await stripe.checkout.sessions.retrieve(row.providerRef);

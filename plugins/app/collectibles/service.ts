@@ -1,8 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { CollectibleRow } from '../../../db/schema.js';
-import type { Collectible, CollectibleListQuery, CreateCollectibleBody, UpdateCollectibleBody } from '../../../schemas/collectibles.js';
+import type {
+  Collectible,
+  CollectibleListQuery,
+  CreateCollectibleBody,
+  UpdateCollectibleBody,
+} from '../../../schemas/collectibles.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, authorizeList, forbidden, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
+import {
+  authorize,
+  authorizeList,
+  forbidden,
+  type Principal,
+  requireAdminAccess,
+  teamNotFound,
+} from '../auth/policy.js';
 import type { DatabaseHandle } from '../db.js';
 import { NotFoundError } from '../errors.js';
 import type { CatalogChange, CatalogEvents } from '../packs/catalog-cache.js';
@@ -53,7 +65,15 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
         });
         await recordAudit(
           tx,
-          { actorId: principal.id, action: 'collectible.create', targetType: 'collectible', targetId: created.id, teamId, before: null, after: toCollectible(created) },
+          {
+            actorId: principal.id,
+            action: 'collectible.create',
+            targetType: 'collectible',
+            targetId: created.id,
+            teamId,
+            before: null,
+            after: toCollectible(created),
+          },
           now,
         );
         return created;
@@ -86,7 +106,15 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
         })) as CollectibleRow;
         await recordAudit(
           tx,
-          { actorId: principal.id, action: 'collectible.update', targetType: 'collectible', targetId: id, teamId: current.teamId, before: toCollectible(current), after: toCollectible(updated) },
+          {
+            actorId: principal.id,
+            action: 'collectible.update',
+            targetType: 'collectible',
+            targetId: id,
+            teamId: current.teamId,
+            before: toCollectible(current),
+            after: toCollectible(updated),
+          },
           now,
         );
         // Names and rarities show in the public odds of the active packs that hold it.
@@ -100,10 +128,14 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
 
     async list(principal: Principal, query: CollectibleListQuery) {
       authorizeList(principal, 'catalog:read', query.teamId);
-      const page = await listCollectibles(db.orm, { teamId: query.teamId, rarity: query.rarity }, {
-        limit: query.limit ?? 50,
-        after: decodeCursor(query.cursor),
-      });
+      const page = await listCollectibles(
+        db.orm,
+        { teamId: query.teamId, rarity: query.rarity },
+        {
+          limit: query.limit ?? 50,
+          after: decodeCursor(query.cursor),
+        },
+      );
       return { items: page.items.map(toCollectible), nextCursor: page.nextCursor };
     },
   };

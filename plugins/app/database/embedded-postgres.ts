@@ -139,7 +139,14 @@ async function serverAccount(log: FastifyBaseLogger): Promise<RunAs | undefined>
   if (existing) return existing;
   log.info('running as root: creating the "postgres" system user, since PostgreSQL refuses to run as root');
   try {
-    await execFileAsync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER]);
+    await execFileAsync('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      SUPERUSER,
+    ]);
   } catch (error) {
     throw new EmbeddedPostgresError(
       `Running as root, the embedded PostgreSQL needs a "postgres" system user and it could not be created (${(error as Error).message.trim()}). Create it, run the service as another user, or set DATABASE_URL.`,
@@ -191,7 +198,10 @@ async function readPidFile(clusterDir: string): Promise<{ pid: number; ready: bo
 async function describeProcess(pid: number): Promise<{ args: string[]; ppid: number } | undefined> {
   try {
     if (existsSync('/proc/self/stat')) {
-      const [cmdline, stat] = await Promise.all([readFile(`/proc/${pid}/cmdline`, 'utf8'), readFile(`/proc/${pid}/stat`, 'utf8')]);
+      const [cmdline, stat] = await Promise.all([
+        readFile(`/proc/${pid}/cmdline`, 'utf8'),
+        readFile(`/proc/${pid}/stat`, 'utf8'),
+      ]);
       // The command name in parentheses may hold spaces: the fields after it are fixed.
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       return { args: cmdline.split('\0').filter(Boolean), ppid };
@@ -231,7 +241,9 @@ async function inspectExistingServer(clusterDir: string): Promise<ExistingServer
   // A PostgreSQL started with PGDATA names no folder: it may serve this one.
   if (dataArg < 0) return isPostgresServer(info.args) ? { state: 'foreign', pid } : { state: 'stale', pid };
   if (resolve(info.args[dataArg + 1] ?? '') !== clusterDir) return { state: 'stale', pid };
-  const owner = info.args.map((arg) => arg.startsWith(`${OWNER_SETTING}=`) && Number(arg.slice(OWNER_SETTING.length + 1))).find(Boolean);
+  const owner = info.args
+    .map((arg) => arg.startsWith(`${OWNER_SETTING}=`) && Number(arg.slice(OWNER_SETTING.length + 1)))
+    .find(Boolean);
   if (!owner) return { state: 'foreign', pid };
   // A child is re-parented when its parent dies, so a live owner is still the server's parent.
   return info.ppid === owner ? { state: 'in-use', pid, ownerPid: owner } : { state: 'orphan', pid, ownerPid: owner };
@@ -269,7 +281,12 @@ const PASSWORD_FILE = 'pack-service.password';
  * initdb into a staging folder renamed into place, so a start killed halfway leaves nothing that
  * looks like a cluster, and of two processes creating one folder's cluster at once one wins.
  */
-async function initCluster(bin: Binaries, clusterDir: string, account: RunAs | undefined, durable: boolean): Promise<void> {
+async function initCluster(
+  bin: Binaries,
+  clusterDir: string,
+  account: RunAs | undefined,
+  durable: boolean,
+): Promise<void> {
   const staging = `${clusterDir}.initdb-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { mode: 0o700 });
@@ -316,10 +333,14 @@ async function initCluster(bin: Binaries, clusterDir: string, account: RunAs | u
 }
 
 async function stopWithPgCtl(bin: Binaries, clusterDir: string, account: RunAs | undefined): Promise<void> {
-  await execFileAsync(bin.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_MS / 1000)], {
-    ...account,
-    env: postgresEnvironment(),
-  });
+  await execFileAsync(
+    bin.pg_ctl,
+    ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_MS / 1000)],
+    {
+      ...account,
+      env: postgresEnvironment(),
+    },
+  );
 }
 
 /** Spawns the server and waits until its pid file says ready; rejects with its last words if it exits. */
@@ -377,7 +398,10 @@ async function spawnServer(
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      if (options.detached) lastLines.push(...(await readFile(join(dirname(clusterDir), 'postgres.log'), 'utf8')).trim().split('\n').slice(-5));
+      if (options.detached)
+        lastLines.push(
+          ...(await readFile(join(dirname(clusterDir), 'postgres.log'), 'utf8')).trim().split('\n').slice(-5),
+        );
       throw new EmbeddedPostgresError(
         `PostgreSQL exited while starting (${child.exitCode ?? child.signalCode}): ${lastLines.slice(-5).join(' | ') || 'no output'}`,
       );
@@ -451,7 +475,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
 
     if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
-      log.info({ dataDir }, 'embedded PostgreSQL: creating a new database cluster (first start; initdb takes a few seconds)');
+      log.info(
+        { dataDir },
+        'embedded PostgreSQL: creating a new database cluster (first start; initdb takes a few seconds)',
+      );
       const started = performance.now();
       await initCluster(bin, clusterDir, account, durable);
       log.info({ ms: Math.round(performance.now() - started) }, 'embedded PostgreSQL: cluster created');
@@ -484,7 +511,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       case 'stale':
         // PostgreSQL itself refuses a pid file whose pid is alive (reused by another process after
         // a restart, e.g. the same pid in a new container): that process is no server of this folder.
-        log.info({ pid: existing.pid }, 'embedded PostgreSQL: removing a stale postmaster.pid (that process is not running this server)');
+        log.info(
+          { pid: existing.pid },
+          'embedded PostgreSQL: removing a stale postmaster.pid (that process is not running this server)',
+        );
         await rm(join(clusterDir, 'postmaster.pid'), { force: true });
         break;
       case 'none':
@@ -496,20 +526,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     for (let attempt = 1; !child; attempt++) {
       port = await freePort();
       try {
-        child = await spawnServer(bin, clusterDir, port, account, { durable, detached: options.detached ?? false, log });
+        child = await spawnServer(bin, clusterDir, port, account, {
+          durable,
+          detached: options.detached ?? false,
+          log,
+        });
       } catch (error) {
         // PostgreSQL's postmaster.pid is the folder's lock: another process started first.
         const now = await inspectExistingServer(clusterDir);
         if (now.state === 'in-use') throw folderInUse(dataDir, now);
         // Another process may take the probed port before PostgreSQL binds it: try another.
-        if (attempt >= PORT_ATTEMPTS || !/could not bind|Address already in use/.test((error as Error).message)) throw error;
+        if (attempt >= PORT_ATTEMPTS || !/could not bind|Address already in use/.test((error as Error).message))
+          throw error;
       }
     }
     const server = child;
     let stopRequested = false;
     // Requests fail with 503 and readiness reports it; the log says why.
     server.once('exit', (code, signal) => {
-      if (!stopRequested) log.error({ code, signal, dataDir }, 'embedded PostgreSQL exited unexpectedly; restart the service');
+      if (!stopRequested)
+        log.error({ code, signal, dataDir }, 'embedded PostgreSQL exited unexpectedly; restart the service');
     });
     const stopServer = async () => {
       stopRequested = true;

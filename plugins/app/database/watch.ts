@@ -69,7 +69,12 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
     current = owner;
     const ping = async () => {
       if (!client) {
-        const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: ABANDON_AFTER_MS, keepAlive: true, application_name: 'pack-service-watch' });
+        const next = new pg.Client({
+          connectionString: url,
+          connectionTimeoutMillis: ABANDON_AFTER_MS,
+          keepAlive: true,
+          application_name: 'pack-service-watch',
+        });
         // A connection the server ended (a restart) is not used for the next ping.
         const forget = () => {
           if (client === next) client = undefined;
@@ -144,7 +149,11 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
     };
     // An answer already received but not yet read (the event loop was busy) is read before the
     // timeout counts: setImmediate runs after the poll phase that delivers it.
-    const deadline = setTimeout(() => setImmediate(() => finish({ ok: false, error: new Error(`no answer within ${timeoutMs} ms`), silent: true })), timeoutMs).unref();
+    const deadline = setTimeout(
+      () =>
+        setImmediate(() => finish({ ok: false, error: new Error(`no answer within ${timeoutMs} ms`), silent: true })),
+      timeoutMs,
+    ).unref();
     running.done.then(
       () => finish({ ok: true }),
       (error: Error) => finish({ ok: false, error, silent: false }),

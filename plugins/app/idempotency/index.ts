@@ -7,7 +7,16 @@ import { callerOf } from '../auth.js';
 import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../db.js';
 import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';
-import { findStoredResponse, findStoredResponses, type KeyScope, scopeKey, storeResponse, storeResponses, tryLockKey, tryLockKeys } from './repository.js';
+import {
+  findStoredResponse,
+  findStoredResponses,
+  type KeyScope,
+  scopeKey,
+  storeResponse,
+  storeResponses,
+  tryLockKey,
+  tryLockKeys,
+} from './repository.js';
 
 /**
  * Idempotency keys with Stripe's semantics. A route opts in with `config: { idempotent: true }`;
@@ -93,9 +102,16 @@ declare module 'fastify' {
 }
 
 const keyInUse = () =>
-  new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry when it has finished.');
+  new ConflictError(
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is still being processed; retry when it has finished.',
+  );
 const keyReused = () =>
-  new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.');
+  new AppError(
+    422,
+    'idempotency_key_reused',
+    'This Idempotency-Key was used with a different request; use a new key for a new request.',
+  );
 
 /** JSON with every object's keys sorted: the same fields in another order are the same request. */
 function canonicalJson(value: unknown): string {
@@ -117,13 +133,19 @@ function requestHash(request: FastifyRequest): string {
     .digest('hex');
 }
 
-const withRequestId = (envelope: ErrorEnvelope, requestId: string): ErrorEnvelope => ({ ...envelope, error: { ...envelope.error, requestId } });
+const withRequestId = (envelope: ErrorEnvelope, requestId: string): ErrorEnvelope => ({
+  ...envelope,
+  error: { ...envelope.error, requestId },
+});
 
 /** The request's Idempotency-Key with what it is scoped to, on a route that accepts one. */
 function keyedRequest(request: FastifyRequest): { scope: KeyScope; hash: string } | undefined {
   const key = request.routeOptions.config.idempotent ? request.headers['idempotency-key'] : undefined;
   if (typeof key !== 'string') return undefined;
-  return { scope: { userId: callerOf(request).id, route: `${request.method} ${request.routeOptions.url}`, key }, hash: requestHash(request) };
+  return {
+    scope: { userId: callerOf(request).id, route: `${request.method} ${request.routeOptions.url}`, key },
+    hash: requestHash(request),
+  };
 }
 
 const retainedSince = () => new Date(Date.now() - IDEMPOTENCY_RETENTION_MS);
@@ -166,13 +188,10 @@ export default fp(
       };
     });
 
-    fastify.decorate('runChange', async function runChange<T, P = undefined>(
-      request: FastifyRequest,
-      reply: FastifyReply,
-      statusCode: number,
-      work: (tx: Database, prepared: P) => Promise<T>,
-      prepare?: () => Promise<P>,
-    ): Promise<FastifyReply> {
+    fastify.decorate('runChange', async function runChange<
+      T,
+      P = undefined,
+    >(request: FastifyRequest, reply: FastifyReply, statusCode: number, work: (tx: Database, prepared: P) => Promise<T>, prepare?: () => Promise<P>): Promise<FastifyReply> {
       const keyed = keyedRequest(request);
       if (!keyed) {
         const prepared = (await prepare?.()) as P;
@@ -181,7 +200,8 @@ export default fp(
 
       const { scope, hash } = keyed;
       let prepared: { value: P } | undefined;
-      if (prepare && !(await findStoredResponse(fastify.db.orm, scope, retainedSince()))) prepared = { value: await prepare() };
+      if (prepare && !(await findStoredResponse(fastify.db.orm, scope, retainedSince())))
+        prepared = { value: await prepare() };
       const outcome = await fastify.db.transaction(async (tx) => {
         if (!(await tryLockKey(tx, scope))) throw keyInUse();
         const now = new Date();
@@ -192,20 +212,32 @@ export default fp(
         let result: { statusCode: number; body: unknown; error?: AppError };
         try {
           // A savepoint: a refused change (409 insufficient_funds ...) leaves nothing behind but its stored answer.
-          result = { statusCode, body: await tx.transaction((savepoint) => work(savepoint as unknown as Database, prepared?.value as P)) };
+          result = {
+            statusCode,
+            body: await tx.transaction((savepoint) => work(savepoint as unknown as Database, prepared?.value as P)),
+          };
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           const response = toErrorResponse(error);
           result = { statusCode: response.statusCode, body: response.body, error };
         }
-        await storeResponse(tx, { ...scope, requestHash: hash, statusCode: result.statusCode, response: result.body, createdAt: now });
+        await storeResponse(tx, {
+          ...scope,
+          requestHash: hash,
+          statusCode: result.statusCode,
+          response: result.body,
+          createdAt: now,
+        });
         return { replayed: false, ...result };
       });
       if ('error' in outcome && outcome.error) throw outcome.error;
       return sendOutcome(request, reply, outcome);
     });
 
-    fastify.decorate('batchedChange', function batchedChange<In, Out>(options: BatchedChangeOptions<In, Out>): BatchedChange<In> {
+    fastify.decorate('batchedChange', function batchedChange<
+      In,
+      Out,
+    >(options: BatchedChangeOptions<In, Out>): BatchedChange<In> {
       /**
        * One batch: the keyed requests' locks and stored answers first (two statements for all of
        * them), then the work of every request that is neither replayed nor refused, then the
@@ -224,7 +256,11 @@ export default fp(
         const claiming = [...firstOfScope.values()];
         const scopes = claiming.map((index) => (entries[index] as BatchEntry<In>).keyed?.scope as KeyScope);
         const locked = await tryLockKeys(tx, scopes);
-        const stored = await findStoredResponses(tx, scopes.filter((_, i) => locked[i]), retainedSince());
+        const stored = await findStoredResponses(
+          tx,
+          scopes.filter((_, i) => locked[i]),
+          retainedSince(),
+        );
         claiming.forEach((index, i) => {
           const keyed = (entries[index] as BatchEntry<In>).keyed as { scope: KeyScope; hash: string };
           if (!locked[i]) outcomes[index] = keyInUse();
@@ -241,7 +277,14 @@ export default fp(
         });
 
         const fresh = [...entries.keys()].filter((index) => outcomes[index] === undefined);
-        const results = fresh.length > 0 ? await options.work(tx, key, fresh.map((index) => (entries[index] as BatchEntry<In>).input)) : [];
+        const results =
+          fresh.length > 0
+            ? await options.work(
+                tx,
+                key,
+                fresh.map((index) => (entries[index] as BatchEntry<In>).input),
+              )
+            : [];
         const now = new Date();
         const toStore: Parameters<typeof storeResponses>[1][number][] = [];
         fresh.forEach((index, i) => {
@@ -254,7 +297,14 @@ export default fp(
                   return { statusCode: response.statusCode, body: response.body as unknown };
                 })()
               : { statusCode: entry.statusCode, body: { success: true, data: result } as unknown };
-          if (entry.keyed) toStore.push({ ...entry.keyed.scope, requestHash: entry.keyed.hash, statusCode: answer.statusCode, response: answer.body, createdAt: now });
+          if (entry.keyed)
+            toStore.push({
+              ...entry.keyed.scope,
+              requestHash: entry.keyed.hash,
+              statusCode: answer.statusCode,
+              response: answer.body,
+              createdAt: now,
+            });
           outcomes[index] = result instanceof AppError ? result : { ...answer, replayed: false };
         });
         await storeResponses(tx, toStore);
@@ -262,17 +312,25 @@ export default fp(
       };
 
       const queueLimitMs = fastify.config.databaseQueueLimitMs;
-      const batcher = new KeyedBatcher<BatchEntry<In>, Outcome>((key, entries) => fastify.db.transaction((tx) => runBatch(tx, key, entries)), options.maxBatch, {
-        // Admitted on an estimate; refused if it waited past the limit all the same and a batch starting leaves it behind.
-        maxWaitMs: queueLimitMs,
-        onFault: ({ key, size, error, rerunAlone }) =>
-          fastify.log.warn({ err: error, key, size }, rerunAlone ? 'a batch failed: its requests are run again one by one' : 'a batch was refused'),
-      });
+      const batcher = new KeyedBatcher<BatchEntry<In>, Outcome>(
+        (key, entries) => fastify.db.transaction((tx) => runBatch(tx, key, entries)),
+        options.maxBatch,
+        {
+          // Admitted on an estimate; refused if it waited past the limit all the same and a batch starting leaves it behind.
+          maxWaitMs: queueLimitMs,
+          onFault: ({ key, size, error, rerunAlone }) =>
+            fastify.log.warn(
+              { err: error, key, size },
+              rerunAlone ? 'a batch failed: its requests are run again one by one' : 'a batch was refused',
+            ),
+        },
+      );
 
       return {
         async send(request, reply, statusCode, key, input) {
           // A crowd waits in the key's batcher, not in the pool: refused only past what the limit allows.
-          if (queueLimitMs > 0 && batcher.expectedWaitMs(key) + fastify.db.expectedWaitMs() > queueLimitMs) throw overloadedError(1);
+          if (queueLimitMs > 0 && batcher.expectedWaitMs(key) + fastify.db.expectedWaitMs() > queueLimitMs)
+            throw overloadedError(1);
           const outcome = await batcher.submit(key, { input, keyed: keyedRequest(request), statusCode });
           return sendOutcome(request, reply, outcome);
         },

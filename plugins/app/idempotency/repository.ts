@@ -13,7 +13,11 @@ export interface KeyScope {
 
 /** A 64-bit advisory lock id for a key's scope: collisions between live keys are negligible. */
 function lockId(scope: KeyScope): string {
-  return createHash('sha256').update(`${scope.userId}\n${scope.route}\n${scope.key}`).digest().readBigInt64BE(0).toString();
+  return createHash('sha256')
+    .update(`${scope.userId}\n${scope.route}\n${scope.key}`)
+    .digest()
+    .readBigInt64BE(0)
+    .toString();
 }
 
 /**
@@ -40,7 +44,11 @@ export type StoredResponse = typeof idempotencyKeys.$inferSelect;
 export const scopeKey = (scope: KeyScope) => `${scope.userId}\n${scope.route}\n${scope.key}`;
 
 /** The responses stored since `since` for the scopes, by their scope (see `scopeKey`). */
-export async function findStoredResponses(tx: Database, scopes: readonly KeyScope[], since: Date): Promise<Map<string, StoredResponse>> {
+export async function findStoredResponses(
+  tx: Database,
+  scopes: readonly KeyScope[],
+  since: Date,
+): Promise<Map<string, StoredResponse>> {
   if (scopes.length === 0) return new Map();
   const rows = await tx
     .select()
@@ -54,7 +62,11 @@ export async function findStoredResponses(tx: Database, scopes: readonly KeyScop
   return new Map(rows.map((row) => [scopeKey(row), row]));
 }
 
-export async function findStoredResponse(tx: Database, scope: KeyScope, since: Date): Promise<StoredResponse | undefined> {
+export async function findStoredResponse(
+  tx: Database,
+  scope: KeyScope,
+  since: Date,
+): Promise<StoredResponse | undefined> {
   return (await findStoredResponses(tx, [scope], since)).get(scopeKey(scope));
 }
 

@@ -11,11 +11,14 @@ import type { Database } from '../db.js';
 
 const EXAMPLES = 20;
 
-const rows = async <T>(db: Database, query: SQL): Promise<T[]> => ((await db.execute(query)) as unknown as { rows: T[] }).rows;
+const rows = async <T>(db: Database, query: SQL): Promise<T[]> =>
+  ((await db.execute(query)) as unknown as { rows: T[] }).rows;
 
 /** Runs a query that selects violating rows; each row becomes one line. */
 const violations = (query: SQL) => async (db: Database) =>
-  (await rows<Record<string, unknown>>(db, sql`${query} limit ${EXAMPLES + 1}`)).map((row, index) => (index === EXAMPLES ? 'and more' : JSON.stringify(row)));
+  (await rows<Record<string, unknown>>(db, sql`${query} limit ${EXAMPLES + 1}`)).map((row, index) =>
+    index === EXAMPLES ? 'and more' : JSON.stringify(row),
+  );
 
 /** Order statuses whose coins were credited: each has exactly one top-up. */
 const CREDITED = sql.raw(`('fulfilled', 'refunded', 'disputed')`);
@@ -66,7 +69,9 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     name: 'no serial number is given twice',
-    check: violations(sql`select collectible_id, serial_number, count(*)::int from pulls group by 1, 2 having count(*) > 1`),
+    check: violations(
+      sql`select collectible_id, serial_number, count(*)::int from pulls group by 1, 2 having count(*) > 1`,
+    ),
   },
   {
     name: "a collectible's minted count is its pulls",
@@ -224,7 +229,12 @@ async function checkOpenProofs(db: Database): Promise<string[]> {
   const problems: string[] = [];
   let after = '';
   for (;;) {
-    const page = await rows<{ user_pack_id: string; result: { fairness?: DrawProof }; server_seed: string; pulled: { collectibleId: string; serialNumber: number; drawIndex: number }[] }>(
+    const page = await rows<{
+      user_pack_id: string;
+      result: { fairness?: DrawProof };
+      server_seed: string;
+      pulled: { collectibleId: string; serialNumber: number; drawIndex: number }[];
+    }>(
       db,
       sql`select o.user_pack_id, o.result, p.server_seed,
                  (select coalesce(jsonb_agg(jsonb_build_object('collectibleId', l.collectible_id, 'serialNumber', l.serial_number, 'drawIndex', l.draw_index) order by l.draw_index), '[]')
@@ -234,7 +244,9 @@ async function checkOpenProofs(db: Database): Promise<string[]> {
     );
     for (const open of page) {
       const proof = open.result.fairness;
-      const found = (problem: string) => problems.length <= EXAMPLES && problems.push(problems.length === EXAMPLES ? 'and more' : `${open.user_pack_id}: ${problem}`);
+      const found = (problem: string) =>
+        problems.length <= EXAMPLES &&
+        problems.push(problems.length === EXAMPLES ? 'and more' : `${open.user_pack_id}: ${problem}`);
       if (!proof) {
         found('the stored result has no proof');
         continue;
@@ -242,7 +254,9 @@ async function checkOpenProofs(db: Database): Promise<string[]> {
       for (const problem of verifyDrawProof(proof)) found(problem);
       if (proof.serverSeed !== open.server_seed) found("the proof's server seed is not the purchase's");
       const given = proof.draws.map((draw, index) => `${index}:${draw.collectibleId}#${draw.serialNumber}`).join(' ');
-      const stored = open.pulled.map((pull) => `${pull.drawIndex}:${pull.collectibleId}#${pull.serialNumber}`).join(' ');
+      const stored = open.pulled
+        .map((pull) => `${pull.drawIndex}:${pull.collectibleId}#${pull.serialNumber}`)
+        .join(' ');
       if (given !== stored) found(`the proof's draws (${given}) are not the pulls stored (${stored})`);
     }
     if (page.length < OPEN_PAGE || problems.length > EXAMPLES) return problems;
@@ -281,5 +295,7 @@ export async function checkInvariants(db: Database): Promise<InvariantResult[]> 
 
 /** Every violation, each prefixed with its invariant: empty when all hold. */
 export async function findEconomyViolations(db: Database): Promise<string[]> {
-  return (await checkInvariants(db)).flatMap((result) => result.violations.map((violation) => `${result.name}: ${violation}`));
+  return (await checkInvariants(db)).flatMap((result) =>
+    result.violations.map((violation) => `${result.name}: ${violation}`),
+  );
 }

@@ -69,7 +69,11 @@ export default fp(
     const jobs: Jobs = {
       async run(job, trigger) {
         const runId = await takeLease(db, job, LEASE_MS);
-        if (!runId) throw new ConflictError('job_running', `A run of ${job} is under way on this or another instance; try again when it ends.`);
+        if (!runId)
+          throw new ConflictError(
+            'job_running',
+            `A run of ${job} is under way on this or another instance; try again when it ends.`,
+          );
         try {
           await recordStart(db, runId, job, trigger);
           try {
@@ -81,7 +85,9 @@ export default fp(
             throw error;
           }
         } finally {
-          await releaseLease(db, job, runId).catch((error) => fastify.log.warn({ err: error, job }, 'could not release a job lease; it expires by itself'));
+          await releaseLease(db, job, runId).catch((error) =>
+            fastify.log.warn({ err: error, job }, 'could not release a job lease; it expires by itself'),
+          );
         }
       },
     };
@@ -98,7 +104,8 @@ export default fp(
               .then(({ processed }) => processed > 0 && fastify.log.info({ job, processed }, 'job run'))
               .catch((error) => {
                 // Another instance running it is the lease doing its work, not a failure.
-                if ((error as { code?: string }).code !== 'job_running') fastify.log.warn({ err: error, job }, 'a job run failed; the next run retries');
+                if ((error as { code?: string }).code !== 'job_running')
+                  fastify.log.warn({ err: error, job }, 'a job run failed; the next run retries');
               }),
           ),
         ).finally(() => {

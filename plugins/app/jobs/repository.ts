@@ -18,7 +18,11 @@ export async function takeLease(db: Database, job: JobName, leaseMs: number): Pr
   const [taken] = await db
     .insert(jobLeases)
     .values({ job, runId, expiresAt })
-    .onConflictDoUpdate({ target: jobLeases.job, set: { runId, expiresAt }, setWhere: sql`${jobLeases.expiresAt} < clock_timestamp()` })
+    .onConflictDoUpdate({
+      target: jobLeases.job,
+      set: { runId, expiresAt },
+      setWhere: sql`${jobLeases.expiresAt} < clock_timestamp()`,
+    })
     .returning({ runId: jobLeases.runId });
   return taken?.runId === runId ? runId : undefined;
 }
@@ -27,16 +31,27 @@ export async function releaseLease(db: Database, job: JobName, runId: string): P
   await db.delete(jobLeases).where(and(eq(jobLeases.job, job), eq(jobLeases.runId, runId)));
 }
 
-export async function recordStart(db: Database, runId: string, job: JobName, trigger: 'schedule' | 'request'): Promise<void> {
+export async function recordStart(
+  db: Database,
+  runId: string,
+  job: JobName,
+  trigger: 'schedule' | 'request',
+): Promise<void> {
   await db.insert(jobRuns).values({ id: runId, job, trigger });
 }
 
-export async function recordEnd(db: Database, runId: string, result: { processed: number } | { error: string }): Promise<void> {
+export async function recordEnd(
+  db: Database,
+  runId: string,
+  result: { processed: number } | { error: string },
+): Promise<void> {
   await db
     .update(jobRuns)
     .set({
       finishedAt: sql`now()`,
-      ...('error' in result ? { outcome: 'failed' as const, error: result.error.slice(0, 500) } : { outcome: 'ok' as const, processed: result.processed }),
+      ...('error' in result
+        ? { outcome: 'failed' as const, error: result.error.slice(0, 500) }
+        : { outcome: 'ok' as const, processed: result.processed }),
     })
     .where(eq(jobRuns.id, runId));
 }

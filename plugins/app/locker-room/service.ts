@@ -8,13 +8,29 @@ import { listPulls, pullsByRarity, scoreOf, unopenedCount } from './repository.j
 export function createLockerRoomService(db: DatabaseHandle) {
   return {
     async totals(userId: string): Promise<LockerRoomTotals> {
-      const [byRarity, points, unopenedPacks] = await Promise.all([pullsByRarity(db.orm, userId), scoreOf(db.orm, userId), unopenedCount(db.orm, userId)]);
-      const counts = Object.fromEntries(RARITIES.map((rarity) => [rarity, byRarity.get(rarity) ?? 0])) as LockerRoomTotals['byRarity'];
-      return { pulls: Object.values(counts).reduce((sum, count) => sum + count, 0), byRarity: counts, points, unopenedPacks };
+      const [byRarity, points, unopenedPacks] = await Promise.all([
+        pullsByRarity(db.orm, userId),
+        scoreOf(db.orm, userId),
+        unopenedCount(db.orm, userId),
+      ]);
+      const counts = Object.fromEntries(
+        RARITIES.map((rarity) => [rarity, byRarity.get(rarity) ?? 0]),
+      ) as LockerRoomTotals['byRarity'];
+      return {
+        pulls: Object.values(counts).reduce((sum, count) => sum + count, 0),
+        byRarity: counts,
+        points,
+        unopenedPacks,
+      };
     },
 
     async pulls(userId: string, query: PullQuery): Promise<{ items: Pull[]; nextCursor: string | null }> {
-      const page = await listPulls(db.orm, userId, { rarity: query.rarity, teamId: query.teamId }, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      const page = await listPulls(
+        db.orm,
+        userId,
+        { rarity: query.rarity, teamId: query.teamId },
+        { limit: query.limit ?? 50, after: decodeCursor(query.cursor) },
+      );
       return {
         items: page.items.map((row) => ({
           id: row.id,

@@ -25,7 +25,10 @@ const ownedPackColumns = {
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
-export async function findOpenResult(db: Database, key: { userPackId: string; userId: string }): Promise<OpenResult | undefined> {
+export async function findOpenResult(
+  db: Database,
+  key: { userPackId: string; userId: string },
+): Promise<OpenResult | undefined> {
   const [row] = await db
     .select({ result: packOpens.result })
     .from(packOpens)
@@ -47,7 +50,15 @@ export interface DrawEntry {
   collectibleId: string;
   weight: number;
   remaining: number;
-  collectible: { id: string; teamId: string | null; name: string; description: string; imageUrl: string | null; rarity: Rarity; points: number };
+  collectible: {
+    id: string;
+    teamId: string | null;
+    name: string;
+    description: string;
+    imageUrl: string | null;
+    rarity: Rarity;
+    points: number;
+  };
   editionSize: number;
   /** The entry's serials: null before any were allocated. */
   serials: { minted: number; allocated: number; blocks: SerialBlock[] } | null;
@@ -94,7 +105,8 @@ export async function readDrawPool(tx: Database, packId: string): Promise<DrawEn
       points: row.points,
     },
     editionSize: row.edition_size,
-    serials: row.minted === null ? null : { minted: row.minted, allocated: row.allocated as number, blocks: row.blocks },
+    serials:
+      row.minted === null ? null : { minted: row.minted, allocated: row.allocated as number, blocks: row.blocks },
   }));
 }
 
@@ -119,9 +131,14 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
  * drawn, the owners), in one order, so two opens of packs sharing collectibles or owners never
  * wait for each other the wrong way round.
  */
-export async function lockSharedRows(tx: Database, rows: { collectibleIds: string[]; userIds: string[] }): Promise<void> {
+export async function lockSharedRows(
+  tx: Database,
+  rows: { collectibleIds: string[]; userIds: string[] },
+): Promise<void> {
   if (rows.collectibleIds.length === 0 || rows.userIds.length === 0) return;
-  await tx.execute(sql`select 1 from collectibles where id in ${rows.collectibleIds} order by id collate "C" for no key update`);
+  await tx.execute(
+    sql`select 1 from collectibles where id in ${rows.collectibleIds} order by id collate "C" for no key update`,
+  );
   await tx.execute(sql`select 1 from users where id in ${rows.userIds} order by id collate "C" for no key update`);
 }
 
@@ -133,10 +150,20 @@ export async function lockSharedRows(tx: Database, rows: { collectibleIds: strin
  */
 export async function writeOpens(tx: Database, write: OpenWrites): Promise<void> {
   const takes = write.takes.map((take) => ({ collectible_id: take.collectibleId, n: take.count }));
-  const set = write.movesSet.map((move) => ({ collectible_id: move.collectibleId, place: move.place, serial_number: move.serialNumber }));
+  const set = write.movesSet.map((move) => ({
+    collectible_id: move.collectibleId,
+    place: move.place,
+    serial_number: move.serialNumber,
+  }));
   const removed = write.movesRemoved.map((move) => ({ collectible_id: move.collectibleId, place: move.place }));
-  const scores = write.scores.filter((score) => score.points !== 0).map((score) => ({ user_id: score.userId, points: score.points }));
-  const stored = write.opens.map((open) => ({ user_pack_id: open.result.userPackId, user_id: open.userId, result: open.result }));
+  const scores = write.scores
+    .filter((score) => score.points !== 0)
+    .map((score) => ({ user_id: score.userId, points: score.points }));
+  const stored = write.opens.map((open) => ({
+    user_pack_id: open.result.userPackId,
+    user_id: open.userId,
+    result: open.result,
+  }));
   const pulled = write.opens.flatMap((open) =>
     open.result.items.map((item, drawIndex) => ({
       id: item.id,
@@ -185,8 +212,15 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
              (select count(*) from pulled)::int as pulls, (select count(*) from owned)::int as owned`),
   );
   const counts = rows[0];
-  if (counts?.pool !== takes.length || counts.states !== takes.length || counts.pulls !== pulled.length || counts.owned !== stored.length) {
-    throw new Error(`an open of pack ${write.packId} wrote ${JSON.stringify(counts)}; expected ${takes.length} entries, ${pulled.length} pulls, ${stored.length} packs`);
+  if (
+    counts?.pool !== takes.length ||
+    counts.states !== takes.length ||
+    counts.pulls !== pulled.length ||
+    counts.owned !== stored.length
+  ) {
+    throw new Error(
+      `an open of pack ${write.packId} wrote ${JSON.stringify(counts)}; expected ${takes.length} entries, ${pulled.length} pulls, ${stored.length} packs`,
+    );
   }
 }
 
@@ -223,7 +257,12 @@ export async function lockOwnedPacks(tx: Database, keys: readonly { id: string; 
     .select(ownedPackColumns)
     .from(userPacks)
     .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
-    .where(sql`(${userPacks.id}, ${userPacks.userId}) in (${sql.join(keys.map((key) => sql`(${key.id}, ${key.userId})`), sql`, `)})`)
+    .where(
+      sql`(${userPacks.id}, ${userPacks.userId}) in (${sql.join(
+        keys.map((key) => sql`(${key.id}, ${key.userId})`),
+        sql`, `,
+      )})`,
+    )
     .orderBy(asc(userPacks.id))
     .for('update', { of: userPacks });
 }

@@ -7,14 +7,24 @@ import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
 import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
 import { packNotFound } from '../packs/service.js';
-import { type DrawEntry, findOpenResult, lockOldestUnopened, lockOwnedPacks, lockPackForOpen, lockSharedRows, readDrawPool, writeOpens } from './repository.js';
+import {
+  type DrawEntry,
+  findOpenResult,
+  lockOldestUnopened,
+  lockOwnedPacks,
+  lockPackForOpen,
+  lockSharedRows,
+  readDrawPool,
+  writeOpens,
+} from './repository.js';
 
 const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
 const noUnopenedPack = () => new NotFoundError('no_unopened_pack', 'You have no unopened pack of this kind.');
 const openNotFound = () => new NotFoundError('open_not_found', 'You have opened no pack with this id.');
 
 /** Whether some copy of the entry has no serial yet (copies added to a restored draft, or a pack published before serials). */
-const lacksSerials = (entry: DrawEntry) => entry.serials === null || serialsToAllocate(entry.serials, entry.remaining) > 0;
+const lacksSerials = (entry: DrawEntry) =>
+  entry.serials === null || serialsToAllocate(entry.serials, entry.remaining) > 0;
 
 export interface OpenRequest {
   userId: string;
@@ -36,7 +46,13 @@ export function createOpeningService() {
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
    * oldest unopened one not already `claimed` by an earlier open of the same batch.
    */
-  async function pickUserPack(tx: Database, request: OpenRequest, packId: string, claimed: Set<string>, named: Map<string, OwnedPack>): Promise<OwnedPack> {
+  async function pickUserPack(
+    tx: Database,
+    request: OpenRequest,
+    packId: string,
+    claimed: Set<string>,
+    named: Map<string, OwnedPack>,
+  ): Promise<OwnedPack> {
     const { userId, body } = request;
     if (body.userPackId !== undefined) {
       const owned = named.get(ownedKey(body.userPackId, userId));
@@ -53,7 +69,11 @@ export function createOpeningService() {
    * after another from the pool under one hold of the pack's row lock. Answers, in order, each
    * request's result or the AppError it is refused with; a pack named twice answers one draw twice.
    */
-  async function openBatch(tx: Database, packId: string, requests: readonly OpenRequest[]): Promise<(OpenResult | AppError)[]> {
+  async function openBatch(
+    tx: Database,
+    packId: string,
+    requests: readonly OpenRequest[],
+  ): Promise<(OpenResult | AppError)[]> {
     const outcomes: (OpenResult | AppError | number)[] = [];
     const fresh: { index: number; owned: OwnedPack; clientSeed: string; userId: string }[] = [];
     const claimed = new Map<string, number>();
@@ -63,8 +83,12 @@ export function createOpeningService() {
       return left < right ? -1 : left > right ? 1 : a - b;
     });
     // The named packs locked in one query, in id order.
-    const namedKeys = requests.flatMap((request) => (request.body.userPackId === undefined ? [] : [{ id: request.body.userPackId, userId: request.userId }]));
-    const named = new Map((await lockOwnedPacks(tx, namedKeys)).map((owned) => [ownedKey(owned.id, owned.userId), owned]));
+    const namedKeys = requests.flatMap((request) =>
+      request.body.userPackId === undefined ? [] : [{ id: request.body.userPackId, userId: request.userId }],
+    );
+    const named = new Map(
+      (await lockOwnedPacks(tx, namedKeys)).map((owned) => [ownedKey(owned.id, owned.userId), owned]),
+    );
     for (const index of order) {
       const request = requests[index] as OpenRequest;
       try {
@@ -87,7 +111,8 @@ export function createOpeningService() {
     }
     if (fresh.length > 0) {
       fresh.sort((a, b) => a.index - b.index);
-      for (const [index, result] of (await drawAndWrite(tx, packId, fresh)).entries()) outcomes[(fresh[index] as { index: number }).index] = result;
+      for (const [index, result] of (await drawAndWrite(tx, packId, fresh)).entries())
+        outcomes[(fresh[index] as { index: number }).index] = result;
     }
     // A pack named twice in one batch answers the one draw.
     return outcomes.map((outcome) => (typeof outcome === 'number' ? (outcomes[outcome] as OpenResult) : outcome));
@@ -125,12 +150,19 @@ export function createOpeningService() {
       if (!serials) throw new Error(`no serial state for ${id} in pack ${packId}`);
       return serials;
     };
-    const moves = await loadMoves(tx, packId, placesRead(positions, new Map(drawnIds.map((id) => [id, stateOf(id).minted]))));
+    const moves = await loadMoves(
+      tx,
+      packId,
+      placesRead(positions, new Map(drawnIds.map((id) => [id, stateOf(id).minted]))),
+    );
     const before = new Map<string, SerialState>(
       drawnIds.map((id) => {
         const stored = stateOf(id);
         const length = stored.minted + entryOf(id).remaining;
-        return [id, { blocks: activeBlocks(stored.blocks, length), minted: stored.minted, moved: moves.get(id) ?? new Map() }];
+        return [
+          id,
+          { blocks: activeBlocks(stored.blocks, length), minted: stored.minted, moved: moves.get(id) ?? new Map() },
+        ];
       }),
     );
 
@@ -140,7 +172,13 @@ export function createOpeningService() {
     const taken = new Map<string, number>();
     const scores = new Map<string, number>();
     for (const open of opens) {
-      const drawn = drawPack({ serverSeed: open.owned.serverSeed, clientSeed: open.clientSeed, cardsPerPack, pool: current, serials });
+      const drawn = drawPack({
+        serverSeed: open.owned.serverSeed,
+        clientSeed: open.clientSeed,
+        cardsPerPack,
+        pool: current,
+        serials,
+      });
       current = drawn.poolAfter;
       serials = new Map([...serials, ...drawn.serialsAfter]);
       for (const draw of drawn.draws) {
@@ -157,16 +195,27 @@ export function createOpeningService() {
           serialNumber: draw.serialNumber,
           editionSize: entryOf(draw.collectibleId).editionSize,
         })),
-        fairness: { serverSeed: open.owned.serverSeed, serverSeedHash: open.owned.serverSeedHash, clientSeed: open.clientSeed, pool: drawn.pool, draws: drawn.draws },
+        fairness: {
+          serverSeed: open.owned.serverSeed,
+          serverSeedHash: open.owned.serverSeedHash,
+          clientSeed: open.clientSeed,
+          pool: drawn.pool,
+          draws: drawn.draws,
+        },
       });
     }
     await lockSharedRows(tx, { collectibleIds: [...taken.keys()], userIds: [...scores.keys()] });
-    const changes = drawnIds.map((id) => ({ id, ...movesChanged((before.get(id) as SerialState).moved, (serials.get(id) as SerialState).moved) }));
+    const changes = drawnIds.map((id) => ({
+      id,
+      ...movesChanged((before.get(id) as SerialState).moved, (serials.get(id) as SerialState).moved),
+    }));
     await writeOpens(tx, {
       packId,
       openedAt: now,
       takes: [...taken].map(([collectibleId, count]) => ({ collectibleId, count })),
-      movesSet: changes.flatMap((change) => change.set.map(([place, serialNumber]) => ({ collectibleId: change.id, place, serialNumber }))),
+      movesSet: changes.flatMap((change) =>
+        change.set.map(([place, serialNumber]) => ({ collectibleId: change.id, place, serialNumber })),
+      ),
       movesRemoved: changes.flatMap((change) => change.removed.map((place) => ({ collectibleId: change.id, place }))),
       scores: [...scores].map(([userId, points]) => ({ userId, points })),
       opens: opens.map((open, index) => ({ userId: open.userId, result: results[index] as OpenResult })),

@@ -49,8 +49,15 @@ export function decodeChange(payload: string): { from?: string; change: CatalogC
     const change = message.change as { lists?: unknown; packIds?: unknown } | 'all';
     const valid =
       change === 'all' ||
-      (typeof change === 'object' && change !== null && typeof change.lists === 'boolean' && Array.isArray(change.packIds) && change.packIds.every((id) => typeof id === 'string'));
-    return { from: typeof message.from === 'string' ? message.from : undefined, change: valid ? (change as CatalogChange) : 'all' };
+      (typeof change === 'object' &&
+        change !== null &&
+        typeof change.lists === 'boolean' &&
+        Array.isArray(change.packIds) &&
+        change.packIds.every((id) => typeof id === 'string'));
+    return {
+      from: typeof message.from === 'string' ? message.from : undefined,
+      change: valid ? (change as CatalogChange) : 'all',
+    };
   } catch {
     return { change: 'all' };
   }
@@ -75,7 +82,10 @@ export const CATALOG_CACHE_CONTROL = `public, max-age=${CATALOG_CACHE_TTL_MS / 1
 export class CatalogCache {
   readonly #entries: LRUCache<string, CachedResponse>;
   /** request URL → cache key, for URLs already answered through validation and the handler. */
-  readonly #urls = new LRUCache<string, string>({ maxSize: URL_INDEX_BYTES, sizeCalculation: (key, url) => url.length + key.length + 64 });
+  readonly #urls = new LRUCache<string, string>({
+    maxSize: URL_INDEX_BYTES,
+    sizeCalculation: (key, url) => url.length + key.length + 64,
+  });
   /** Bumped by every invalidation, so a response computed before a change is never stored after it. */
   #generation = 0;
 

@@ -142,7 +142,11 @@ export function drawPositions(
   count: number,
   pool: readonly PoolEntry[],
 ): { pool: PoolEntry[]; positions: DrawnPosition[]; poolAfter: PoolEntry[] } {
-  const ordered = inDrawOrder(pool).map(({ collectibleId, weight, remaining }) => ({ collectibleId, weight, remaining }));
+  const ordered = inDrawOrder(pool).map(({ collectibleId, weight, remaining }) => ({
+    collectibleId,
+    weight,
+    remaining,
+  }));
   const working = ordered.map((entry) => ({ ...entry }));
   const positions: DrawnPosition[] = [];
   for (let k = 0; k < count; k++) {
@@ -177,13 +181,20 @@ export interface DrawResult {
 
 /** Opens a pack: `cardsPerPack` draws, each taking one copy and one serial of its entry. */
 export function drawPack(input: DrawInput): DrawResult {
-  const { pool, positions, poolAfter } = drawPositions(input.serverSeed, input.clientSeed, input.cardsPerPack, input.pool);
+  const { pool, positions, poolAfter } = drawPositions(
+    input.serverSeed,
+    input.clientSeed,
+    input.cardsPerPack,
+    input.pool,
+  );
   const serialsAfter = new Map<string, SerialState>();
   const draws = positions.map((drawn): DrawStep => {
     const serials = serialsAfter.get(drawn.collectibleId) ?? input.serials.get(drawn.collectibleId);
     if (!serials) throw new RangeError(`no serial block for collectible ${drawn.collectibleId}`);
     if (unmintedSerials(serials) !== drawn.unminted) {
-      throw new RangeError(`collectible ${drawn.collectibleId} has ${drawn.unminted} copies left but ${unmintedSerials(serials)} unminted serials`);
+      throw new RangeError(
+        `collectible ${drawn.collectibleId} has ${drawn.unminted} copies left but ${unmintedSerials(serials)} unminted serials`,
+      );
     }
     const taken = takeSerial(serials, drawn.position);
     serialsAfter.set(drawn.collectibleId, taken.state);
@@ -204,7 +215,8 @@ export type DrawProof = FairnessProof;
 export function verifyDrawProof(proof: DrawProof): string[] {
   if (!SERVER_SEED_PATTERN.test(proof.serverSeed)) return ['serverSeed is not 64 lowercase hex characters'];
   const problems: string[] = [];
-  if (serverSeedHash(proof.serverSeed) !== proof.serverSeedHash) problems.push('serverSeedHash is not the SHA-256 of serverSeed');
+  if (serverSeedHash(proof.serverSeed) !== proof.serverSeedHash)
+    problems.push('serverSeedHash is not the SHA-256 of serverSeed');
   let expected: DrawnPosition[];
   try {
     expected = drawPositions(proof.serverSeed, proof.clientSeed, proof.draws.length, proof.pool).positions;
@@ -214,13 +226,17 @@ export function verifyDrawProof(proof: DrawProof): string[] {
   for (const [index, draw] of proof.draws.entries()) {
     const recomputed = expected[index] as DrawnPosition;
     for (const field of ['k', 'u', 'v', 'collectibleId', 'unminted', 'position'] as const) {
-      if (draw[field] !== recomputed[field]) problems.push(`draw ${index}: ${field} is ${JSON.stringify(draw[field])}, recomputed ${JSON.stringify(recomputed[field])}`);
+      if (draw[field] !== recomputed[field])
+        problems.push(
+          `draw ${index}: ${field} is ${JSON.stringify(draw[field])}, recomputed ${JSON.stringify(recomputed[field])}`,
+        );
     }
   }
   const given = new Set<string>();
   for (const draw of proof.draws) {
     const key = `${draw.collectibleId}#${draw.serialNumber}`;
-    if (!Number.isInteger(draw.serialNumber) || draw.serialNumber < 1) problems.push(`draw ${draw.k}: serial number ${draw.serialNumber} is not a positive integer`);
+    if (!Number.isInteger(draw.serialNumber) || draw.serialNumber < 1)
+      problems.push(`draw ${draw.k}: serial number ${draw.serialNumber} is not a positive integer`);
     if (given.has(key)) problems.push(`serial ${draw.serialNumber} of ${draw.collectibleId} is given twice`);
     given.add(key);
   }

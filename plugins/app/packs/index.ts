@@ -3,7 +3,17 @@ import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastif
 import fp from 'fastify-plugin';
 import { type AuditService, createAuditService } from '../audit/service.js';
 import { type CollectiblesService, createCollectiblesService } from '../collectibles/service.js';
-import { CATALOG_CACHE_CONTROL, CATALOG_CACHE_TTL_MS, type CachedResponse, CatalogCache, type CatalogEvents, decodeChange, encodeChange, etagMatches, isPublicChange } from './catalog-cache.js';
+import {
+  CATALOG_CACHE_CONTROL,
+  CATALOG_CACHE_TTL_MS,
+  type CachedResponse,
+  CatalogCache,
+  type CatalogEvents,
+  decodeChange,
+  encodeChange,
+  etagMatches,
+  isPublicChange,
+} from './catalog-cache.js';
 import { CATALOG_CHANNEL, notifyCatalogChange } from './repository.js';
 import { createPacksService, type PacksService } from './service.js';
 
@@ -20,7 +30,12 @@ declare module 'fastify' {
      * Answers a public catalog read from the cache (computing and caching it on a miss), with
      * ETag, Cache-Control and 304 for a matching If-None-Match.
      */
-    sendCatalogResponse(request: FastifyRequest, reply: FastifyReply, key: string, compute: () => Promise<unknown>): Promise<FastifyReply>;
+    sendCatalogResponse(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      key: string,
+      compute: () => Promise<unknown>,
+    ): Promise<FastifyReply>;
     /** A preParsing hook answering a public catalog URL from the cache when it was answered before. */
     answerFromCatalogCache: preParsingHookHandler;
   }

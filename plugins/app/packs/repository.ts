@@ -23,7 +23,11 @@ export interface PoolRow {
   };
 }
 
-export async function findPack(db: Database, id: string, options: { lock?: boolean } = {}): Promise<PackRow | undefined> {
+export async function findPack(
+  db: Database,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<PackRow | undefined> {
   const query = db.select().from(packs).where(eq(packs.id, id));
   // The row lock serializes every change of one pack: two publishes, a publish and a pool edit, a
   // sale and a reservation. `no key update` rather than `update`: it need not wait for the key
@@ -39,7 +43,11 @@ export async function insertPack(tx: Database, row: typeof packs.$inferInsert): 
   return created as PackRow;
 }
 
-export async function updatePack(tx: Database, id: string, changes: Partial<typeof packs.$inferInsert>): Promise<PackRow> {
+export async function updatePack(
+  tx: Database,
+  id: string,
+  changes: Partial<typeof packs.$inferInsert>,
+): Promise<PackRow> {
   const [row] = await tx.update(packs).set(changes).where(eq(packs.id, id)).returning();
   return row as PackRow;
 }
@@ -74,7 +82,10 @@ export async function poolsOf(db: Database, packIds: string[]): Promise<Map<stri
 }
 
 /** Entries and copies left in each pack's pool, for admin lists. */
-export async function poolSizes(db: Database, packIds: string[]): Promise<Map<string, { entries: number; remaining: number }>> {
+export async function poolSizes(
+  db: Database,
+  packIds: string[],
+): Promise<Map<string, { entries: number; remaining: number }>> {
   if (packIds.length === 0) return new Map();
   const rows = await db
     .select({
@@ -138,7 +149,11 @@ export async function deletePoolEntry(tx: Database, packId: string, collectibleI
 }
 
 /** Active packs, newest first; served by the partial indexes on status = 'active'. */
-export async function listActivePacks(db: Database, filters: { teamId?: string }, page: { limit: number; after?: CursorKey }) {
+export async function listActivePacks(
+  db: Database,
+  filters: { teamId?: string },
+  page: { limit: number; after?: CursorKey },
+) {
   const conditions: SQL[] = [eq(packs.status, 'active')];
   if (filters.teamId !== undefined) conditions.push(eq(packs.teamId, filters.teamId));
   const rows = await db

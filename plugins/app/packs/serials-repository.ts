@@ -39,12 +39,16 @@ export async function allocateSerials(
     .from(serialBlocks)
     .where(and(eq(serialBlocks.packId, packId), inArray(serialBlocks.collectibleId, ids)))
     .orderBy(asc(serialBlocks.createdAt), asc(serialBlocks.first));
-  for (const state of states) result.set(state.collectibleId, { minted: state.minted, allocated: state.allocated, blocks: [] });
+  for (const state of states)
+    result.set(state.collectibleId, { minted: state.minted, allocated: state.allocated, blocks: [] });
   for (const block of blocks) result.get(block.collectibleId)?.blocks.push({ first: block.first, count: block.count });
 
   // Collectibles in one order, so two publishes sharing collectibles lock them the same way round.
   const needs = pool
-    .map((entry) => ({ collectibleId: entry.collectibleId, count: serialsToAllocate(result.get(entry.collectibleId) as StoredSerials, entry.remaining) }))
+    .map((entry) => ({
+      collectibleId: entry.collectibleId,
+      count: serialsToAllocate(result.get(entry.collectibleId) as StoredSerials, entry.remaining),
+    }))
     .filter((need) => need.count > 0)
     .sort((a, b) => (a.collectibleId < b.collectibleId ? -1 : a.collectibleId > b.collectibleId ? 1 : 0));
   for (const need of needs) {
@@ -72,10 +76,16 @@ export async function allocateSerials(
  * as a list of (collectible, place) pairs in an IN, the planner scanned every move of the pack
  * against every pair (8 ms a batch of 32 opens with a few thousand moves, growing with the pool).
  */
-export async function loadMoves(tx: Database, packId: string, places: ReadonlyMap<string, ReadonlySet<number>>): Promise<Map<string, Map<number, number>>> {
+export async function loadMoves(
+  tx: Database,
+  packId: string,
+  places: ReadonlyMap<string, ReadonlySet<number>>,
+): Promise<Map<string, Map<number, number>>> {
   const moves = new Map<string, Map<number, number>>();
   for (const collectibleId of places.keys()) moves.set(collectibleId, new Map());
-  const wanted = [...places].flatMap(([collectibleId, set]) => [...set].map((place) => [collectibleId, place] as const));
+  const wanted = [...places].flatMap(([collectibleId, set]) =>
+    [...set].map((place) => [collectibleId, place] as const),
+  );
   if (wanted.length === 0) return moves;
   const rows = (
     (await tx.execute(sql`

@@ -30,7 +30,10 @@ export function activeBlocks(blocks: readonly SerialBlock[], length: number): Se
  * the place `minted + position` and the first unminted place `minted`, and each draw of an entry
  * mints one place. Only these need to be loaded.
  */
-export function placesRead(draws: readonly { collectibleId: string; position: number }[], minted: ReadonlyMap<string, number>): Map<string, Set<number>> {
+export function placesRead(
+  draws: readonly { collectibleId: string; position: number }[],
+  minted: ReadonlyMap<string, number>,
+): Map<string, Set<number>> {
   const counted = new Map(minted);
   const places = new Map<string, Set<number>>();
   for (const draw of draws) {
@@ -44,7 +47,10 @@ export function placesRead(draws: readonly { collectibleId: string; position: nu
 }
 
 /** What a store must write to go from `before` to `after`: places to set, and places to forget. */
-export function movesChanged(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): { set: [number, number][]; removed: number[] } {
+export function movesChanged(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+): { set: [number, number][]; removed: number[] } {
   const set = [...after].filter(([place, serial]) => before.get(place) !== serial);
   const removed = [...before.keys()].filter((place) => !after.has(place));
   return { set, removed };

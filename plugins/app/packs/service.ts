@@ -13,7 +13,15 @@ import type {
 } from '../../../schemas/packs.js';
 import { MAX_POOL_ENTRIES } from '../../../schemas/packs.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, authorizeList, forbidden, isAllowed, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
+import {
+  authorize,
+  authorizeList,
+  forbidden,
+  isAllowed,
+  type Principal,
+  requireAdminAccess,
+  teamNotFound,
+} from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -40,7 +48,6 @@ import {
 } from './repository.js';
 
 export const packNotFound = () => new NotFoundError('pack_not_found', 'No pack with this id.');
-
 
 /** Packs that can be sold now: the pool's copies less those held by reservations and unopened packs. */
 function availableOf(pack: PackRow, remaining: number, reserved: number): number {
@@ -84,7 +91,11 @@ export function toPackRecord(pack: PackRow): PackRecord {
 }
 
 /** An admin list's item: the pack and the size of its pool, which GET /api/admin/packs/{id} shows in full. */
-export function toAdminPackSummary(pack: PackRow, pool: { entries: number; remaining: number }, reserved: number): AdminPackSummary {
+export function toAdminPackSummary(
+  pack: PackRow,
+  pool: { entries: number; remaining: number },
+  reserved: number,
+): AdminPackSummary {
   return { ...toPackRecord(pack), available: availableOf(pack, pool.remaining, reserved), poolSize: pool.entries };
 }
 
@@ -108,12 +119,17 @@ export function toAdminPack(pack: PackRow, pool: PoolRow[], reserved: number): A
 const toEntryRecord = (entry: { collectibleId: string; weight: number; remaining: number } | undefined) =>
   entry ? { collectibleId: entry.collectibleId, weight: entry.weight, remaining: entry.remaining } : null;
 
-const poolCommitted = (message: string, path: string) => new ConflictError('pool_committed', `Packs already sold or reserved stay whole: ${message}.`, [{ path, message }]);
+const poolCommitted = (message: string, path: string) =>
+  new ConflictError('pool_committed', `Packs already sold or reserved stay whole: ${message}.`, [{ path, message }]);
 
 /** Throws pool_committed when a pool of `remaining` copies could not fill the packs sold unopened or reserved. */
 function assertPoolCovers(pack: PackRow, reserved: number, remaining: number): void {
   const needed = committedCopies({ ...pack, reserved });
-  if (remaining < needed) throw poolCommitted(`the pool would hold ${remaining} copies; the packs sold unopened or reserved need ${needed}`, '/quantity');
+  if (remaining < needed)
+    throw poolCommitted(
+      `the pool would hold ${remaining} copies; the packs sold unopened or reserved need ${needed}`,
+      '/quantity',
+    );
 }
 
 const NO_PUBLIC_CHANGE: CatalogChange = { lists: false, packIds: [] };
@@ -123,7 +139,9 @@ const NO_PUBLIC_CHANGE: CatalogChange = { lists: false, packIds: [] };
  * after it (a draft or an archived pack is in no public response), else the lists and its detail.
  */
 export function publicChangeOf(before: PackRow, after: PackRow): CatalogChange {
-  return before.status === 'active' || after.status === 'active' ? { lists: true, packIds: [before.id] } : NO_PUBLIC_CHANGE;
+  return before.status === 'active' || after.status === 'active'
+    ? { lists: true, packIds: [before.id] }
+    : NO_PUBLIC_CHANGE;
 }
 
 /** What a change of a pack did, for its audit row; undefined when it changed nothing. */
@@ -159,7 +177,15 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
       const after = toAdminPack(changed.pack, await poolOf(tx, packId), reserved);
       await recordAudit(
         tx,
-        { actorId: principal.id, action: auditAction, targetType: 'pack', targetId: packId, teamId: pack.teamId, before: changed.before, after: changed.after },
+        {
+          actorId: principal.id,
+          action: auditAction,
+          targetType: 'pack',
+          targetId: packId,
+          teamId: pack.teamId,
+          before: changed.before,
+          after: changed.after,
+        },
         now,
       );
       const affects = publicChangeOf(pack, changed.pack);
@@ -171,14 +197,22 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
   }
 
   /** A change of the pack's own fields, audited as the pack before and after. */
-  const fieldsChange = (pack: PackRow, changed: PackRow): PackChange => ({ pack: changed, before: toPackRecord(pack), after: toPackRecord(changed) });
+  const fieldsChange = (pack: PackRow, changed: PackRow): PackChange => ({
+    pack: changed,
+    before: toPackRecord(pack),
+    after: toPackRecord(changed),
+  });
 
   return {
     async listPublic(query: PublicPackListQuery): Promise<{ packs: PublicPack[]; nextCursor: string | null }> {
-      const page = await listActivePacks(db.orm, { teamId: query.teamId }, {
-        limit: query.limit ?? 100,
-        after: decodeCursor(query.cursor),
-      });
+      const page = await listActivePacks(
+        db.orm,
+        { teamId: query.teamId },
+        {
+          limit: query.limit ?? 100,
+          after: decodeCursor(query.cursor),
+        },
+      );
       const ids = page.items.map((pack) => pack.id);
       const [remaining, reserved] = await Promise.all([remainingByPack(db.orm, ids), reservedByPack(db.orm, ids)]);
       return {
@@ -206,13 +240,19 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
 
     async listAdmin(principal: Principal, query: AdminPackListQuery) {
       authorizeList(principal, 'catalog:read', query.teamId);
-      const page = await listPacks(db.orm, { status: query.status, teamId: query.teamId }, {
-        limit: query.limit ?? 50,
-        after: decodeCursor(query.cursor),
-      });
+      const page = await listPacks(
+        db.orm,
+        { status: query.status, teamId: query.teamId },
+        {
+          limit: query.limit ?? 50,
+          after: decodeCursor(query.cursor),
+        },
+      );
       const ids = page.items.map((pack) => pack.id);
       const [pools, reserved] = await Promise.all([poolSizes(db.orm, ids), reservedByPack(db.orm, ids)]);
-      const items = page.items.map((pack) => toAdminPackSummary(pack, pools.get(pack.id) ?? { entries: 0, remaining: 0 }, reserved.get(pack.id) ?? 0));
+      const items = page.items.map((pack) =>
+        toAdminPackSummary(pack, pools.get(pack.id) ?? { entries: 0, remaining: 0 }, reserved.get(pack.id) ?? 0),
+      );
       return { items, nextCursor: page.nextCursor };
     },
 
@@ -250,7 +290,15 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
         });
         await recordAudit(
           tx,
-          { actorId: principal.id, action: 'pack.create', targetType: 'pack', targetId: pack.id, teamId, before: null, after: toPackRecord(pack) },
+          {
+            actorId: principal.id,
+            action: 'pack.create',
+            targetType: 'pack',
+            targetId: pack.id,
+            teamId,
+            before: null,
+            after: toPackRecord(pack),
+          },
           now,
         );
         return toAdminPack(pack, [], 0);
@@ -259,7 +307,9 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
 
     update(principal: Principal, packId: string, body: UpdatePackBody): Promise<AdminPack> {
       return changePack(principal, packId, 'pack.update', async (tx, pack, now, _pool, reserved) => {
-        const draftOnly = (['price', 'cardsPerPack', 'supply', 'maxPerUser'] as const).filter((field) => body[field] !== undefined);
+        const draftOnly = (['price', 'cardsPerPack', 'supply', 'maxPerUser'] as const).filter(
+          (field) => body[field] !== undefined,
+        );
         if (draftOnly.length > 0 && pack.status !== 'draft') {
           throw new ConflictError(
             'pack_not_draft',
@@ -267,13 +317,22 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
             draftOnly.map((field) => ({ path: `/${field}`, message: `cannot change on a ${pack.status} pack` })),
           );
         }
-        if (body.cardsPerPack !== undefined && body.cardsPerPack !== pack.cardsPerPack && committedCopies({ ...pack, reserved }) > 0) {
-          throw poolCommitted('cardsPerPack cannot change while packs of it are sold unopened or reserved', '/cardsPerPack');
+        if (
+          body.cardsPerPack !== undefined &&
+          body.cardsPerPack !== pack.cardsPerPack &&
+          committedCopies({ ...pack, reserved }) > 0
+        ) {
+          throw poolCommitted(
+            'cardsPerPack cannot change while packs of it are sold unopened or reserved',
+            '/cardsPerPack',
+          );
         }
         if (body.supply !== undefined && body.supply !== null && body.supply < pack.sold + reserved) {
-          throw new ConflictError('supply_below_sales', `${pack.sold} packs are sold and ${reserved} reserved: supply cannot be lower.`, [
-            { path: '/supply', message: `must be at least ${pack.sold + reserved}` },
-          ]);
+          throw new ConflictError(
+            'supply_below_sales',
+            `${pack.sold} packs are sold and ${reserved} reserved: supply cannot be lower.`,
+            [{ path: '/supply', message: `must be at least ${pack.sold + reserved}` }],
+          );
         }
         const changed = await updatePack(tx, pack.id, {
           ...(body.name !== undefined ? { name: body.name.trim() } : {}),
@@ -316,7 +375,10 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
           case 'archive':
             return fieldsChange(pack, await updatePack(tx, pack.id, { status: to, archivedAt: now, updatedAt: now }));
           case 'restore':
-            return fieldsChange(pack, await updatePack(tx, pack.id, { status: to, archivedAt: null, publishedAt: null, updatedAt: now }));
+            return fieldsChange(
+              pack,
+              await updatePack(tx, pack.id, { status: to, archivedAt: null, publishedAt: null, updatedAt: now }),
+            );
           case 'addCollectible': {
             const collectibleId = body.collectibleId as string;
             const collectible = await findCollectible(tx, collectibleId);
@@ -345,10 +407,24 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
                 [{ path: '/collectibleId', message: `the pool already has ${MAX_POOL_ENTRIES} entries` }],
               );
             }
-            const added = { collectibleId, weight: body.weight ?? entry?.weight ?? 1, remaining: body.quantity ?? entry?.remaining ?? 1 };
+            const added = {
+              collectibleId,
+              weight: body.weight ?? entry?.weight ?? 1,
+              remaining: body.quantity ?? entry?.remaining ?? 1,
+            };
             assertPoolCovers(pack, reserved, totalRemaining(pool) - (entry?.remaining ?? 0) + added.remaining);
-            await upsertPoolEntry(tx, { packId: pack.id, collectibleId, quantity: body.quantity, weight: body.weight, now });
-            return { pack: await updatePack(tx, pack.id, { updatedAt: now }), before: toEntryRecord(entry), after: toEntryRecord(added) };
+            await upsertPoolEntry(tx, {
+              packId: pack.id,
+              collectibleId,
+              quantity: body.quantity,
+              weight: body.weight,
+              now,
+            });
+            return {
+              pack: await updatePack(tx, pack.id, { updatedAt: now }),
+              before: toEntryRecord(entry),
+              after: toEntryRecord(added),
+            };
           }
           case 'removeCollectible': {
             const entry = pool.find((candidate) => candidate.collectibleId === body.collectibleId);
@@ -356,7 +432,11 @@ export function createPacksService(db: DatabaseHandle, events: CatalogEvents) {
             if (!entry || !(await deletePoolEntry(tx, pack.id, entry.collectibleId))) {
               throw new NotFoundError('pool_entry_not_found', 'This collectible is not in the pack’s pool.');
             }
-            return { pack: await updatePack(tx, pack.id, { updatedAt: now }), before: toEntryRecord(entry), after: null };
+            return {
+              pack: await updatePack(tx, pack.id, { updatedAt: now }),
+              before: toEntryRecord(entry),
+              after: null,
+            };
           }
         }
       });

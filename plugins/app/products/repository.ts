@@ -15,7 +15,15 @@ async function withPrices(db: Database, rows: ProductRow[], activeOnly: boolean)
   const priceRows = await db
     .select()
     .from(prices)
-    .where(and(inArray(prices.productId, rows.map((row) => row.id)), activeOnly ? eq(prices.active, true) : undefined))
+    .where(
+      and(
+        inArray(
+          prices.productId,
+          rows.map((row) => row.id),
+        ),
+        activeOnly ? eq(prices.active, true) : undefined,
+      ),
+    )
     .orderBy(desc(prices.createdAt), desc(prices.id));
   return rows.map((row) => ({ ...row, prices: priceRows.filter((price) => price.productId === row.id) }));
 }
@@ -25,7 +33,12 @@ export async function listOnSale(db: Database): Promise<ProductWithPrices[]> {
   const rows = await db
     .select()
     .from(products)
-    .where(and(eq(products.active, true), sql`exists (select 1 from ${prices} where ${prices.productId} = ${products.id} and ${prices.active})`))
+    .where(
+      and(
+        eq(products.active, true),
+        sql`exists (select 1 from ${prices} where ${prices.productId} = ${products.id} and ${prices.active})`,
+      ),
+    )
     .orderBy(asc(products.sortOrder), asc(products.id))
     .limit(500);
   return withPrices(db, rows, true);
@@ -36,7 +49,11 @@ export async function listAll(db: Database): Promise<ProductWithPrices[]> {
   return withPrices(db, rows, false);
 }
 
-export async function findProduct(db: Database, id: string, options: { lock?: boolean } = {}): Promise<ProductRow | undefined> {
+export async function findProduct(
+  db: Database,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<ProductRow | undefined> {
   const query = db.select().from(products).where(eq(products.id, id));
   const [row] = options.lock ? await query.for('update') : await query;
   return row;
@@ -77,16 +94,31 @@ export async function findPrice(tx: Database, id: string): Promise<PriceRow | un
 }
 
 /** The product's other active price in the same currency, if any. */
-export async function activePriceFor(tx: Database, productId: string, currency: string, exceptId?: string): Promise<PriceRow | undefined> {
+export async function activePriceFor(
+  tx: Database,
+  productId: string,
+  currency: string,
+  exceptId?: string,
+): Promise<PriceRow | undefined> {
   const [row] = await tx
     .select()
     .from(prices)
-    .where(and(eq(prices.productId, productId), eq(prices.currency, currency), eq(prices.active, true), exceptId ? ne(prices.id, exceptId) : undefined));
+    .where(
+      and(
+        eq(prices.productId, productId),
+        eq(prices.currency, currency),
+        eq(prices.active, true),
+        exceptId ? ne(prices.id, exceptId) : undefined,
+      ),
+    );
   return row;
 }
 
 export async function insertPrice(tx: Database, productId: string, body: CreatePriceBody): Promise<PriceRow> {
-  const [row] = await tx.insert(prices).values({ id: randomUUID(), productId, currency: body.currency, unitAmount: body.unitAmount }).returning();
+  const [row] = await tx
+    .insert(prices)
+    .values({ id: randomUUID(), productId, currency: body.currency, unitAmount: body.unitAmount })
+    .returning();
   return row as PriceRow;
 }
 

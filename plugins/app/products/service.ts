@@ -1,5 +1,11 @@
 import type { PriceRow, ProductRow } from '../../../db/schema.js';
-import type { CreatePriceBody, CreateProductBody, Price, Product, UpdateProductBody } from '../../../schemas/products.js';
+import type {
+  CreatePriceBody,
+  CreateProductBody,
+  Price,
+  Product,
+  UpdateProductBody,
+} from '../../../schemas/products.js';
 import type { DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import * as repository from './repository.js';

@@ -14,7 +14,10 @@ declare module 'fastify' {
 /** The fan's side: buying packs, opening them, and the locker room that keeps the pulls. */
 export default fp(
   async (fastify) => {
-    fastify.decorate('purchases', createPurchasesService({ ttlMs: fastify.config.purchases.ttlMs, wallets: fastify.wallets }));
+    fastify.decorate(
+      'purchases',
+      createPurchasesService({ ttlMs: fastify.config.purchases.ttlMs, wallets: fastify.wallets }),
+    );
     fastify.decorate('opening', createOpeningService());
     fastify.decorate('lockerRoom', createLockerRoomService(fastify.db));
   },

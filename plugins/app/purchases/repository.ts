@@ -83,7 +83,9 @@ export async function lockSales(tx: Database, packId: string): Promise<LockedSal
   );
   if (!row) return undefined;
   const [pool] = rowsOf<{ remaining: string }>(
-    await tx.execute(sql`select coalesce(sum(remaining), 0) as remaining from pack_pool_entries where pack_id = ${packId}`),
+    await tx.execute(
+      sql`select coalesce(sum(remaining), 0) as remaining from pack_pool_entries where pack_id = ${packId}`,
+    ),
   );
   return {
     status: row.status,
@@ -126,12 +128,17 @@ export async function reclaimExpired(tx: Database, packId: string, limit: number
  */
 export async function settleReservations(tx: Database, packId: string, kept: number, round = 500): Promise<number> {
   let live = kept;
-  for (let reclaimed = round; reclaimed === round; live -= reclaimed) reclaimed = await reclaimExpired(tx, packId, round);
+  for (let reclaimed = round; reclaimed === round; live -= reclaimed)
+    reclaimed = await reclaimExpired(tx, packId, round);
   return live;
 }
 
 /** Each user's purchases of the pack that count against maxPerUser: completed ones and live reservations. */
-export async function heldByUsers(tx: Database, packId: string, userIds: readonly string[]): Promise<Map<string, number>> {
+export async function heldByUsers(
+  tx: Database,
+  packId: string,
+  userIds: readonly string[],
+): Promise<Map<string, number>> {
   const rows = rowsOf<{ user_id: string; held: number }>(
     await tx.execute(sql`
       select user_id, count(*)::int as held from purchases
@@ -157,9 +164,20 @@ export interface NewReservation {
  */
 export async function writeReservations(
   tx: Database,
-  write: { packId: string; price: number; ttlMs: number; reservations: readonly NewReservation[]; reclaimLimit: number },
+  write: {
+    packId: string;
+    price: number;
+    ttlMs: number;
+    reservations: readonly NewReservation[];
+    reclaimLimit: number;
+  },
 ): Promise<{ createdAt: Date; expiresAt: Date }> {
-  const rows = write.reservations.map((r) => ({ id: r.id, user_id: r.userId, server_seed: r.serverSeed, server_seed_hash: r.serverSeedHash }));
+  const rows = write.reservations.map((r) => ({
+    id: r.id,
+    user_id: r.userId,
+    server_seed: r.serverSeed,
+    server_seed_hash: r.serverSeedHash,
+  }));
   const [row] = rowsOf<{ inserted: number; counted: number; created_at: string; expires_at: string }>(
     await tx.execute(sql`
       with reclaimed as (
@@ -175,7 +193,8 @@ export async function writeReservations(
       select (select count(*) from inserted)::int as inserted, (select count(*) from counted)::int as counted,
              statement_timestamp() as created_at, statement_timestamp() + ${write.ttlMs} * interval '1 millisecond' as expires_at`),
   );
-  if (row?.inserted !== rows.length || row.counted !== 1) throw new Error(`reserving ${rows.length} packs of ${write.packId} wrote ${JSON.stringify(row)}`);
+  if (row?.inserted !== rows.length || row.counted !== 1)
+    throw new Error(`reserving ${rows.length} packs of ${write.packId} wrote ${JSON.stringify(row)}`);
   return { createdAt: new Date(row.created_at), expiresAt: new Date(row.expires_at) };
 }
 
@@ -244,7 +263,14 @@ export async function lockPurchases(tx: Database, ids: readonly string[]): Promi
         completedAt: date(row.completed_at),
         live: row.live,
         packStatus: row.pack_status,
-        userPack: row.user_pack_id === null ? null : { id: row.user_pack_id, createdAt: new Date(row.user_pack_created_at as string), openedAt: date(row.user_pack_opened_at) },
+        userPack:
+          row.user_pack_id === null
+            ? null
+            : {
+                id: row.user_pack_id,
+                createdAt: new Date(row.user_pack_created_at as string),
+                openedAt: date(row.user_pack_opened_at),
+              },
       },
     ]),
   );
@@ -255,11 +281,25 @@ export async function lockPurchases(tx: Database, ids: readonly string[]): Promi
  * waiting for another transaction's complete shows that complete's status, but not its owned pack
  * (the lock's statement reads other tables as they were when it began).
  */
-export async function ownedPacksOf(tx: Database, purchaseIds: readonly string[]): Promise<Map<string, NonNullable<LockedPurchase['userPack']>>> {
+export async function ownedPacksOf(
+  tx: Database,
+  purchaseIds: readonly string[],
+): Promise<Map<string, NonNullable<LockedPurchase['userPack']>>> {
   const rows = rowsOf<{ purchase_id: string; id: string; created_at: string; opened_at: string | null }>(
-    await tx.execute(sql`select purchase_id, id, created_at, opened_at from user_packs where purchase_id = any(${textArray(purchaseIds)})`),
+    await tx.execute(
+      sql`select purchase_id, id, created_at, opened_at from user_packs where purchase_id = any(${textArray(purchaseIds)})`,
+    ),
   );
-  return new Map(rows.map((row) => [row.purchase_id, { id: row.id, createdAt: new Date(row.created_at), openedAt: row.opened_at === null ? null : new Date(row.opened_at) }]));
+  return new Map(
+    rows.map((row) => [
+      row.purchase_id,
+      {
+        id: row.id,
+        createdAt: new Date(row.created_at),
+        openedAt: row.opened_at === null ? null : new Date(row.opened_at),
+      },
+    ]),
+  );
 }
 
 export interface Completion {
@@ -276,8 +316,16 @@ export interface Completion {
  * keep, when completions were asked and the pack is no longer active (the caller must roll back).
  * The caller holds the purchases' row locks.
  */
-export async function writeCompletions(tx: Database, write: { packId: string; at: Date; completions: readonly Completion[]; lapsed: readonly string[] }): Promise<boolean> {
-  const completions = write.completions.map((c) => ({ purchase_id: c.purchaseId, user_id: c.userId, client_seed: c.clientSeed, user_pack_id: c.userPackId }));
+export async function writeCompletions(
+  tx: Database,
+  write: { packId: string; at: Date; completions: readonly Completion[]; lapsed: readonly string[] },
+): Promise<boolean> {
+  const completions = write.completions.map((c) => ({
+    purchase_id: c.purchaseId,
+    user_id: c.userId,
+    client_seed: c.clientSeed,
+    user_pack_id: c.userPackId,
+  }));
   const [row] = rowsOf<{ completed: number; owned: number; counted: number }>(
     await tx.execute(sql`
       with completing as (select * from jsonb_to_recordset(${json(completions)}) as c(purchase_id text, user_id text, client_seed text, user_pack_id text)),
@@ -301,7 +349,11 @@ export async function writeCompletions(tx: Database, write: { packId: string; at
 }
 
 /** Cancels a pending purchase and takes it off its pack's count, in one statement. The caller holds the purchase's row lock. */
-export async function writeCancellation(tx: Database, purchase: { id: string; packId: string }, at: Date): Promise<void> {
+export async function writeCancellation(
+  tx: Database,
+  purchase: { id: string; packId: string },
+  at: Date,
+): Promise<void> {
   await tx.execute(sql`
     with cancelled as (update purchases set status = 'cancelled', ended_at = ${at} where id = ${purchase.id} and status = 'pending' returning 1)
     update packs set reserved = reserved - (select count(*) from cancelled) where id = ${purchase.packId}`);
@@ -325,7 +377,8 @@ async function reclaimInTransaction(db: Database, packId: string, limit: number)
  */
 export async function reclaimAllExpired(db: Database, packId: string, round = 500): Promise<number> {
   let total = 0;
-  for (let reclaimed = round; reclaimed === round; total += reclaimed) reclaimed = await reclaimInTransaction(db, packId, round);
+  for (let reclaimed = round; reclaimed === round; total += reclaimed)
+    reclaimed = await reclaimInTransaction(db, packId, round);
   return total;
 }
 
@@ -336,7 +389,10 @@ export async function reclaimAllExpired(db: Database, packId: string, round = 50
  * on a database the service has kept, it changes nothing. With `release`, sets every count to 0
  * instead, which is what a release that does not keep it needs before it runs here again.
  */
-export async function recountReservations(db: Database, options: { release?: boolean } = {}): Promise<{ packId: string; was: number; now: number }[]> {
+export async function recountReservations(
+  db: Database,
+  options: { release?: boolean } = {},
+): Promise<{ packId: string; was: number; now: number }[]> {
   const packIds = rowsOf<{ id: string }>(await db.execute(sql`select id from packs order by id`)).map((row) => row.id);
   const corrected: { packId: string; was: number; now: number }[] = [];
   for (const packId of packIds) {
@@ -344,10 +400,14 @@ export async function recountReservations(db: Database, options: { release?: boo
     // The count is read by a statement of its own, once the lock is held: one that waited for the
     // lock would count the purchases as they were when it began.
     const row = await db.transaction(async (tx) => {
-      const [locked] = rowsOf<{ reserved: number }>(await tx.execute(sql`select reserved from packs where id = ${packId} for no key update`));
+      const [locked] = rowsOf<{ reserved: number }>(
+        await tx.execute(sql`select reserved from packs where id = ${packId} for no key update`),
+      );
       if (!locked) return undefined;
       const [counted] = rowsOf<{ pending: number }>(
-        await tx.execute(sql`select count(*)::int as pending from purchases where pack_id = ${packId} and status = 'pending'`),
+        await tx.execute(
+          sql`select count(*)::int as pending from purchases where pack_id = ${packId} and status = 'pending'`,
+        ),
       );
       const now = options.release ? 0 : (counted?.pending ?? 0);
       if (now === locked.reserved) return undefined;

@@ -12,7 +12,8 @@ export function effectiveStatus(purchase: { status: PurchaseStatus; expiresAt: D
 export const packNotOnSale = (status: PackStatus) =>
   new ConflictError('pack_not_on_sale', `The pack is ${status}: only active packs are sold.`);
 
-export const purchaseNotFound = () => new NotFoundError('purchase_not_found', 'You have no purchase with this id for this pack.');
+export const purchaseNotFound = () =>
+  new NotFoundError('purchase_not_found', 'You have no purchase with this id for this pack.');
 
 /** What a pack's sales stand at, under its row lock. */
 export interface SalesState {
@@ -49,28 +50,43 @@ export function assertCanReserve(state: SalesState, held: number): void {
       `This pack allows ${state.maxPerUser} per user, counting pending and completed purchases; you hold ${held}.`,
     );
   }
-  if (availableFor(state) <= 0) throw new ConflictError('sold_out', 'The pack is sold out: every pack it can fill is sold or reserved.');
+  if (availableFor(state) <= 0)
+    throw new ConflictError('sold_out', 'The pack is sold out: every pack it can fill is sold or reserved.');
 }
 
 /** Throws the reason a purchase in this status cannot be completed (a completed one answers as before). */
 export function assertCompletable(status: PurchaseStatus): void {
   if (status === 'expired') {
-    throw new ConflictError('purchase_expired', 'The purchase expired before it was completed, and its pack was released; start a new one.');
+    throw new ConflictError(
+      'purchase_expired',
+      'The purchase expired before it was completed, and its pack was released; start a new one.',
+    );
   }
-  if (status === 'cancelled') throw new ConflictError('purchase_cancelled', 'The purchase was cancelled; start a new one.');
+  if (status === 'cancelled')
+    throw new ConflictError('purchase_cancelled', 'The purchase was cancelled; start a new one.');
 }
 
 /** Throws the reason a purchase in this status cannot be cancelled (a cancelled one answers as before). */
 export function assertCancellable(status: PurchaseStatus): void {
-  if (status === 'expired') throw new ConflictError('purchase_expired', 'The purchase already expired; its pack was released.');
-  if (status === 'completed') throw new ConflictError('purchase_completed', 'The purchase is completed: the pack is yours and cannot be returned.');
+  if (status === 'expired')
+    throw new ConflictError('purchase_expired', 'The purchase already expired; its pack was released.');
+  if (status === 'completed')
+    throw new ConflictError(
+      'purchase_completed',
+      'The purchase is completed: the pack is yours and cannot be returned.',
+    );
 }
 
 /**
  * Copies the packs already sold or reserved need from the pool: a change that leaves fewer
  * (a smaller pool, a larger cardsPerPack) would leave some of them unfillable.
  */
-export function committedCopies(state: { sold: number; opened: number; reserved: number; cardsPerPack: number }): number {
+export function committedCopies(state: {
+  sold: number;
+  opened: number;
+  reserved: number;
+  cardsPerPack: number;
+}): number {
   return (state.sold - state.opened + state.reserved) * state.cardsPerPack;
 }
 
@@ -80,7 +96,11 @@ export function committedCopies(state: { sold: number; opened: number; reserved:
  * pack that count against maxPerUser before the batch; the batch's own reservations count too, so
  * a fan's requests in one batch are held to the limit as they would be one after another.
  */
-export function planStarts(state: SalesState, requests: readonly { userId: string }[], held: ReadonlyMap<string, number>): (ConflictError | null)[] {
+export function planStarts(
+  state: SalesState,
+  requests: readonly { userId: string }[],
+  held: ReadonlyMap<string, number>,
+): (ConflictError | null)[] {
   const holding = new Map(held);
   let reserved = state.reserved;
   return requests.map(({ userId }) => {
@@ -126,7 +146,8 @@ export function planCompletions(
   const first = new Map<string, number>();
   return requests.map((request, index): CompletionStep => {
     const purchase = stored.get(request.purchaseId);
-    if (!purchase || purchase.userId !== request.userId || purchase.packId !== request.packId) return { kind: 'refuse', error: purchaseNotFound(), expire: false };
+    if (!purchase || purchase.userId !== request.userId || purchase.packId !== request.packId)
+      return { kind: 'refuse', error: purchaseNotFound(), expire: false };
     const earlier = first.get(request.purchaseId);
     if (earlier !== undefined) return { kind: 'same', as: earlier };
     first.set(request.purchaseId, index);
@@ -137,7 +158,8 @@ export function planCompletions(
     } catch (error) {
       return { kind: 'refuse', error: error as AppError, expire: lapsed };
     }
-    if (purchase.packStatus !== 'active') return { kind: 'refuse', error: packNotOnSale(purchase.packStatus), expire: false };
+    if (purchase.packStatus !== 'active')
+      return { kind: 'refuse', error: packNotOnSale(purchase.packStatus), expire: false };
     return { kind: 'sell' };
   });
 }

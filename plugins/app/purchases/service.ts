@@ -25,7 +25,10 @@ import { assertCancellable, effectiveStatus, planCompletions, planStarts, purcha
  */
 const RECLAIM_BATCH = 100;
 
-type PurchaseFields = Pick<LockedPurchase, 'id' | 'packId' | 'status' | 'price' | 'expiresAt' | 'serverSeedHash' | 'clientSeed' | 'createdAt' | 'completedAt'>;
+type PurchaseFields = Pick<
+  LockedPurchase,
+  'id' | 'packId' | 'status' | 'price' | 'expiresAt' | 'serverSeedHash' | 'clientSeed' | 'createdAt' | 'completedAt'
+>;
 
 export function toPurchase(row: PurchaseFields, now: Date): Purchase {
   return {
@@ -41,7 +44,13 @@ export function toPurchase(row: PurchaseFields, now: Date): Purchase {
   };
 }
 
-export function toUserPack(row: { id: string; packId: string; purchaseId: string; createdAt: Date; openedAt: Date | null }): UserPack {
+export function toUserPack(row: {
+  id: string;
+  packId: string;
+  purchaseId: string;
+  createdAt: Date;
+  openedAt: Date | null;
+}): UserPack {
   return {
     id: row.id,
     packId: row.packId,
@@ -76,11 +85,18 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
      * of requests: the lock, the pool's copies, the fans' holdings (when the pack has maxPerUser),
      * the reservations written with the count.
      */
-    async startBatch(tx: Database, packId: string, requests: readonly StartRequest[]): Promise<(Purchase | AppError)[]> {
+    async startBatch(
+      tx: Database,
+      packId: string,
+      requests: readonly StartRequest[],
+    ): Promise<(Purchase | AppError)[]> {
       const sales = await lockSales(tx, packId);
       // Drafts are not public: the same 404 as an unknown id. Archived packs were public: 409.
       if (!sales || sales.status === 'draft') return requests.map(() => packNotFound());
-      const held = sales.maxPerUser === null ? new Map<string, number>() : await heldByUsers(tx, packId, [...new Set(requests.map((r) => r.userId))]);
+      const held =
+        sales.maxPerUser === null
+          ? new Map<string, number>()
+          : await heldByUsers(tx, packId, [...new Set(requests.map((r) => r.userId))]);
       let plan = planStarts(sales, requests, held);
       // The kept count still holds reservations past their expiry that nobody reclaimed: before
       // refusing anyone as sold out, reclaim them, a bounded round at a time.
@@ -93,14 +109,32 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
       const reservations = requests.flatMap((request, index) => {
         if (plan[index] !== null) return [];
         const serverSeed = randomBytes(32).toString('hex');
-        return [{ index, id: randomUUID(), userId: request.userId, serverSeed, serverSeedHash: serverSeedHash(serverSeed) }];
+        return [
+          { index, id: randomUUID(), userId: request.userId, serverSeed, serverSeedHash: serverSeedHash(serverSeed) },
+        ];
       });
       const outcomes: (Purchase | AppError)[] = plan.map((refusal) => refusal as AppError);
       if (reservations.length === 0) return outcomes;
-      const { createdAt, expiresAt } = await writeReservations(tx, { packId, price: sales.price, ttlMs: options.ttlMs, reservations, reclaimLimit: RECLAIM_BATCH });
+      const { createdAt, expiresAt } = await writeReservations(tx, {
+        packId,
+        price: sales.price,
+        ttlMs: options.ttlMs,
+        reservations,
+        reclaimLimit: RECLAIM_BATCH,
+      });
       for (const reservation of reservations) {
         outcomes[reservation.index] = toPurchase(
-          { id: reservation.id, packId, status: 'pending', price: sales.price, expiresAt, serverSeedHash: reservation.serverSeedHash, clientSeed: null, createdAt, completedAt: null },
+          {
+            id: reservation.id,
+            packId,
+            status: 'pending',
+            price: sales.price,
+            expiresAt,
+            serverSeedHash: reservation.serverSeedHash,
+            clientSeed: null,
+            createdAt,
+            completedAt: null,
+          },
           createdAt,
         );
       }
@@ -115,7 +149,11 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
      * service), the completions written with the pack's counts, its row lock taken last (and a
      * fifth to read the owned packs of purchases another transaction completed meanwhile).
      */
-    async completeBatch(tx: Database, packId: string, requests: readonly CompleteRequest[]): Promise<(CompletedPurchase | AppError)[]> {
+    async completeBatch(
+      tx: Database,
+      packId: string,
+      requests: readonly CompleteRequest[],
+    ): Promise<(CompletedPurchase | AppError)[]> {
       const stored = await lockPurchases(tx, [...new Set(requests.map((request) => request.body.purchaseId))]);
       const steps = planCompletions(
         requests.map((request) => ({ userId: request.userId, packId, purchaseId: request.body.purchaseId })),
@@ -123,19 +161,30 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
       );
       const now = new Date();
       const selling = steps.flatMap((step, index) => (step.kind === 'sell' ? [index] : []));
-      const purchaseOf = (index: number) => stored.get((requests[index] as CompleteRequest).body.purchaseId) as LockedPurchase;
+      const purchaseOf = (index: number) =>
+        stored.get((requests[index] as CompleteRequest).body.purchaseId) as LockedPurchase;
       const paid = selling.filter((index) => purchaseOf(index).price > 0);
       const debits = await options.wallets.applyChanges(
         tx,
-        paid.map((index) => ({ userId: purchaseOf(index).userId, amount: -purchaseOf(index).price, kind: 'purchase' as const, reference: purchaseOf(index).id })),
+        paid.map((index) => ({
+          userId: purchaseOf(index).userId,
+          amount: -purchaseOf(index).price,
+          kind: 'purchase' as const,
+          reference: purchaseOf(index).id,
+        })),
         now,
       );
-      const refusedByWallet = new Map(paid.flatMap((index, i) => (debits[i] instanceof Error ? [[index, debits[i] as AppError] as const] : [])));
+      const refusedByWallet = new Map(
+        paid.flatMap((index, i) => (debits[i] instanceof Error ? [[index, debits[i] as AppError] as const] : [])),
+      );
 
       // Completed meanwhile by a transaction this one waited for: its owned pack is read anew.
-      const completedMeanwhile = steps.flatMap((step, index) => (step.kind === 'again' && !purchaseOf(index).userPack ? [purchaseOf(index).id] : []));
+      const completedMeanwhile = steps.flatMap((step, index) =>
+        step.kind === 'again' && !purchaseOf(index).userPack ? [purchaseOf(index).id] : [],
+      );
       if (completedMeanwhile.length > 0) {
-        for (const [purchaseId, owned] of await ownedPacksOf(tx, completedMeanwhile)) (stored.get(purchaseId) as LockedPurchase).userPack = owned;
+        for (const [purchaseId, owned] of await ownedPacksOf(tx, completedMeanwhile))
+          (stored.get(purchaseId) as LockedPurchase).userPack = owned;
       }
 
       const outcomes: (CompletedPurchase | AppError)[] = new Array(requests.length);
@@ -147,7 +196,10 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
           const purchase = purchaseOf(index);
           const owned = purchase.userPack;
           if (!owned) throw new Error(`completed purchase ${purchase.id} has no owned pack`);
-          outcomes[index] = { purchase: toPurchase(purchase, now), userPack: toUserPack({ ...owned, packId, purchaseId: purchase.id }) };
+          outcomes[index] = {
+            purchase: toPurchase(purchase, now),
+            userPack: toUserPack({ ...owned, packId, purchaseId: purchase.id }),
+          };
         } else if (step.kind === 'sell') {
           const refused = refusedByWallet.get(index);
           if (refused) {
@@ -165,13 +217,17 @@ export function createPurchasesService(options: { ttlMs: number; wallets: Pick<W
         }
       }
       // A purchase named twice answers as its first request did.
-      for (const [index, step] of steps.entries()) if (step.kind === 'same') outcomes[index] = outcomes[step.as] as CompletedPurchase | AppError;
+      for (const [index, step] of steps.entries())
+        if (step.kind === 'same') outcomes[index] = outcomes[step.as] as CompletedPurchase | AppError;
 
-      const lapsed = steps.flatMap((step, index) => (step.kind === 'refuse' && step.expire ? [purchaseOf(index).id] : []));
+      const lapsed = steps.flatMap((step, index) =>
+        step.kind === 'refuse' && step.expire ? [purchaseOf(index).id] : [],
+      );
       if (completions.length > 0 || lapsed.length > 0) {
         // The pack was archived after the purchases were read: the batch is undone and run again,
         // and finds the pack not on sale.
-        if (!(await writeCompletions(tx, { packId, at: now, completions, lapsed }))) throw new ChangedMeanwhileError(`pack ${packId} left sale while a batch was completing its purchases`);
+        if (!(await writeCompletions(tx, { packId, at: now, completions, lapsed })))
+          throw new ChangedMeanwhileError(`pack ${packId} left sale while a batch was completing its purchases`);
       }
       return outcomes;
     },

@@ -49,7 +49,10 @@ export default fp(
       revocations.prune();
       for (const entry of await repository.activeRevocations()) revocations.add(entry);
     }
-    const reloadQuietly = () => reload().catch((error) => fastify.log.warn({ err: error }, 'could not reload the revoked sessions; retrying on the next resync'));
+    const reloadQuietly = () =>
+      reload().catch((error) =>
+        fastify.log.warn({ err: error }, 'could not reload the revoked sessions; retrying on the next resync'),
+      );
     const apply = (payload: string) => {
       for (const entry of decodeEntries(payload)) revocations.add(entry);
     };
@@ -68,9 +71,14 @@ export default fp(
       const { Redis } = await import('ioredis');
       const options = { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: true };
       // A logout never waits on a silent network for long: its publish gives up (and the resync covers it).
-      const publisher = new Redis(fastify.config.redisUrl, { ...options, enableOfflineQueue: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
+      const publisher = new Redis(fastify.config.redisUrl, {
+        ...options,
+        enableOfflineQueue: false,
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      });
       const subscriber = new Redis(fastify.config.redisUrl, options);
-      for (const client of [publisher, subscriber]) client.on('error', (error) => fastify.log.warn({ err: error }, 'revocation bus (Redis) error'));
+      for (const client of [publisher, subscriber])
+        client.on('error', (error) => fastify.log.warn({ err: error }, 'revocation bus (Redis) error'));
       stops.push(async () => {
         await Promise.all([publisher, subscriber].map((client) => client.quit().catch(() => client.disconnect())));
       });
@@ -78,7 +86,9 @@ export default fp(
       subscriber.on('ready', () => {
         // Subscribed on every connection (ioredis renews only subscriptions it saw confirmed, and
         // one asked for while Redis was down never was); after a reconnect, messages may have been missed.
-        subscriber.subscribe(REVOCATION_CHANNEL).catch((error) => fastify.log.warn({ err: error }, 'could not subscribe to the revocation bus (Redis)'));
+        subscriber
+          .subscribe(REVOCATION_CHANNEL)
+          .catch((error) => fastify.log.warn({ err: error }, 'could not subscribe to the revocation bus (Redis)'));
         if (connectedBefore) void reloadQuietly();
         connectedBefore = true;
       });
@@ -87,12 +97,20 @@ export default fp(
       const stopKeepAlive = keepRedisConnectionLive(subscriber);
       stops.push(async () => stopKeepAlive());
       await Promise.all([publisher.connect(), subscriber.connect()]).catch((error) =>
-        fastify.log.warn({ err: error }, 'revocation bus (Redis) unreachable at start; other instances learn of logouts at the next resync'),
+        fastify.log.warn(
+          { err: error },
+          'revocation bus (Redis) unreachable at start; other instances learn of logouts at the next resync',
+        ),
       );
       broadcast = async (entries) => {
-        await publisher.publish(REVOCATION_CHANNEL, encodeEntries(entries)).catch((error) =>
-          fastify.log.warn({ err: error }, 'could not publish a revocation; other instances learn of it at the next resync'),
-        );
+        await publisher
+          .publish(REVOCATION_CHANNEL, encodeEntries(entries))
+          .catch((error) =>
+            fastify.log.warn(
+              { err: error },
+              'could not publish a revocation; other instances learn of it at the next resync',
+            ),
+          );
       };
     } else {
       stops.push(await fastify.db.listen(REVOCATION_CHANNEL, apply, () => void reloadQuietly()));
@@ -103,7 +121,8 @@ export default fp(
     timer = setInterval(() => {
       ticks += 1;
       void reloadQuietly();
-      if (ticks % PURGE_EVERY === 0) repository.purge().catch((error) => fastify.log.warn({ err: error }, 'session purge failed'));
+      if (ticks % PURGE_EVERY === 0)
+        repository.purge().catch((error) => fastify.log.warn({ err: error }, 'session purge failed'));
     }, RESYNC_INTERVAL_MS);
     timer.unref();
 

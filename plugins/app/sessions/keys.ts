@@ -44,12 +44,16 @@ export const DEV_KEY_FILE = 'session-signing-key.pem';
 function algorithmOf(key: KeyObject, variable: string): SessionAlgorithm {
   if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
   if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
-  throw new ConfigError(variable, `is a ${key.asymmetricKeyType} key${key.asymmetricKeyType === 'ec' ? ` on ${key.asymmetricKeyDetails?.namedCurve}` : ''}; use Ed25519 (EdDSA) or EC P-256 (ES256)`);
+  throw new ConfigError(
+    variable,
+    `is a ${key.asymmetricKeyType} key${key.asymmetricKeyType === 'ec' ? ` on ${key.asymmetricKeyDetails?.namedCurve}` : ''}; use Ed25519 (EdDSA) or EC P-256 (ES256)`,
+  );
 }
 
 /** RFC 7638: the SHA-256 of the key's required members in lexicographic order. */
 export function thumbprint(jwk: { kty: string; crv: string; x: string; y?: string }): string {
-  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
+  const members =
+    jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
   return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }
 
@@ -61,7 +65,15 @@ function verificationKey(publicKey: KeyObject, variable: string): VerificationKe
     kid,
     algorithm,
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    jwk: { kty: exported.kty, crv: exported.crv, x: exported.x, ...(exported.y ? { y: exported.y } : {}), kid, alg: algorithm, use: 'sig' },
+    jwk: {
+      kty: exported.kty,
+      crv: exported.crv,
+      x: exported.x,
+      ...(exported.y ? { y: exported.y } : {}),
+      kid,
+      alg: algorithm,
+      use: 'sig',
+    },
   };
 }
 
@@ -72,7 +84,10 @@ export function signingKeyFromPem(pem: string, variable = 'AUTH_SESSION_PRIVATE_
   } catch {
     throw new ConfigError(variable, 'is not a readable PEM private key (PKCS#8, Ed25519 or EC P-256)');
   }
-  return { ...verificationKey(createPublicKey(privateKey), variable), privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+  return {
+    ...verificationKey(createPublicKey(privateKey), variable),
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
 }
 
 /** The previous key may be given as its public or its private PEM; only the public part is kept. */

@@ -30,7 +30,10 @@ function displayNameOf(provider: MobileProvider, claims: Record<string, unknown>
   return provider === 'apple' ? 'Apple user' : 'Google user';
 }
 
-export async function createIdTokenVerifier(config: ProviderConfig, lookupIntervalMs: number): Promise<IdTokenVerifier> {
+export async function createIdTokenVerifier(
+  config: ProviderConfig,
+  lookupIntervalMs: number,
+): Promise<IdTokenVerifier> {
   const resolveKey = await createJwksKeyResolver({ jwksUrl: config.jwksUrl, lookupIntervalMs });
   const verifier = createVerifier({
     key: async (decoded: { header: { kid?: unknown; alg?: unknown } }) => resolveKey(decoded.header),
@@ -58,7 +61,8 @@ export async function createIdTokenVerifier(config: ProviderConfig, lookupInterv
     if (issuedInFuture(claims.iat)) throw new IdTokenRejected('the token was issued in the future');
     const subject = subjectProblem(claims.sub);
     if (subject) throw new IdTokenRejected(subject);
-    if (!nonceMatches(config.provider, claims.nonce, rawNonce)) throw new IdTokenRejected('the nonce is missing or does not match');
+    if (!nonceMatches(config.provider, claims.nonce, rawNonce))
+      throw new IdTokenRejected('the nonce is missing or does not match');
     return {
       provider: config.provider,
       tokenHash: signedPartHash(idToken),
@@ -70,4 +74,3 @@ export async function createIdTokenVerifier(config: ProviderConfig, lookupInterv
     };
   };
 }
-

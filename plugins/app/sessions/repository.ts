@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
-import { identities, type IdentityRow, idTokenUses, refreshTokens, revokedTokens, type SessionRow, sessions, teamAdmins, teams, users } from '../../../db/schema.js';
+import {
+  identities,
+  type IdentityRow,
+  idTokenUses,
+  refreshTokens,
+  revokedTokens,
+  type SessionRow,
+  sessions,
+  teamAdmins,
+  teams,
+  users,
+} from '../../../db/schema.js';
 import type { SESSION_END_REASONS } from '../../../schemas/enums.js';
 import type { MobileProvider } from '../../external/env.js';
 import type { Database, DatabaseHandle } from '../db.js';
@@ -39,7 +50,10 @@ export type Redemption =
 
 export const DELETED_DISPLAY_NAME = 'Deleted user';
 
-export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs: number; sessionTtlMs: number; clockToleranceMs: number }) {
+export function createSessionsRepository(
+  db: DatabaseHandle,
+  ttl: { accessTtlMs: number; sessionTtlMs: number; clockToleranceMs: number },
+) {
   const sessionTtl = sql`${`${ttl.sessionTtlMs} milliseconds`}::interval`;
   /**
    * A session's access tokens live at most accessTtl (+ skew) after its end: so long is it
@@ -55,11 +69,17 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
   async function notify(tx: Database, entries: RevocationEntry[]): Promise<void> {
     // Sent by PostgreSQL when (and only if) the transaction commits.
     for (let start = 0; start < entries.length; start += ENTRIES_PER_NOTIFY) {
-      await tx.execute(sql`select pg_notify(${REVOCATION_CHANNEL}, ${encodeEntries(entries.slice(start, start + ENTRIES_PER_NOTIFY))})`);
+      await tx.execute(
+        sql`select pg_notify(${REVOCATION_CHANNEL}, ${encodeEntries(entries.slice(start, start + ENTRIES_PER_NOTIFY))})`,
+      );
     }
   }
 
-  async function revokeWhere(tx: Database, condition: ReturnType<typeof and>, reason: SessionEndReason): Promise<RevocationEntry[]> {
+  async function revokeWhere(
+    tx: Database,
+    condition: ReturnType<typeof and>,
+    reason: SessionEndReason,
+  ): Promise<RevocationEntry[]> {
     const ended = await tx
       .update(sessions)
       .set({ revokedAt: sql`now()`, revokedReason: reason })
@@ -72,11 +92,21 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
 
   /** False when the ID token was used before (a replay). */
   async function useIdToken(tx: Database, profile: ProviderProfile): Promise<boolean> {
-    const used = await tx.insert(idTokenUses).values({ tokenHash: profile.tokenHash, expiresAt: profile.expiresAt }).onConflictDoNothing().returning();
+    const used = await tx
+      .insert(idTokenUses)
+      .values({ tokenHash: profile.tokenHash, expiresAt: profile.expiresAt })
+      .onConflictDoNothing()
+      .returning();
     return used.length === 1;
   }
 
-  async function openSession(tx: Database, userId: string, provider: MobileProvider | null, userAgent: string | null, refreshHash: string) {
+  async function openSession(
+    tx: Database,
+    userId: string,
+    provider: MobileProvider | null,
+    userAgent: string | null,
+    refreshHash: string,
+  ) {
     const id = randomUUID();
     await tx.insert(sessions).values({ id, userId, provider, userAgent, expiresAt: sql`now() + ${sessionTtl}` });
     await tx.insert(refreshTokens).values({ tokenHash: refreshHash, sessionId: id });
@@ -112,7 +142,13 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
           await tx.insert(users).values({ id: userId, displayName: profile.displayName, origin: 'mobile' });
           const inserted = await tx
             .insert(identities)
-            .values({ provider: profile.provider, providerSubject: profile.subject, userId, email: profile.email, emailVerified: profile.emailVerified })
+            .values({
+              provider: profile.provider,
+              providerSubject: profile.subject,
+              userId,
+              email: profile.email,
+              emailVerified: profile.emailVerified,
+            })
             .onConflictDoNothing()
             .returning({ userId: identities.userId });
           if (inserted.length === 1) {
@@ -142,10 +178,17 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
       return db.transaction(async (tx) => {
         if (!(await useIdToken(tx, profile))) return undefined;
         // As in signIn: an account deletion running now is seen, or waits for this link (and then removes it).
-        if (!(await userExists(tx, userId, { active: true }))) throw new UnauthorizedError('invalid_token', 'The token is not valid.');
+        if (!(await userExists(tx, userId, { active: true })))
+          throw new UnauthorizedError('invalid_token', 'The token is not valid.');
         const [inserted] = await tx
           .insert(identities)
-          .values({ provider: profile.provider, providerSubject: profile.subject, userId, email: profile.email, emailVerified: profile.emailVerified })
+          .values({
+            provider: profile.provider,
+            providerSubject: profile.subject,
+            userId,
+            email: profile.email,
+            emailVerified: profile.emailVerified,
+          })
           .onConflictDoNothing()
           .returning();
         if (inserted) return inserted;
@@ -168,46 +211,51 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
      * later reuse revokes the session, since one of the two holders is not the user.
      */
     redeem(presentedHash: string, successorHash: string, successorSealed: string): Promise<Redemption> {
-      return db.transaction(async (tx) => {
-        const [rotated] = await tx
-          .update(refreshTokens)
-          .set({ usedAt: sql`clock_timestamp()`, successorHash, successorSealed })
-          .where(and(eq(refreshTokens.tokenHash, presentedHash), isNull(refreshTokens.usedAt)))
-          .returning({ sessionId: refreshTokens.sessionId });
-        if (rotated) {
-          const [live] = await tx
-            .update(sessions)
-            .set({ lastUsedAt: sql`now()`, expiresAt: sql`now() + ${sessionTtl}` })
-            .where(and(eq(sessions.id, rotated.sessionId), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql`now()`)))
-            .returning({ userId: sessions.userId });
-          if (!live) {
-            // The session ended: undo the rotation (the transaction rolls back) and refuse.
-            throw new SessionGone();
+      return db
+        .transaction(async (tx) => {
+          const [rotated] = await tx
+            .update(refreshTokens)
+            .set({ usedAt: sql`clock_timestamp()`, successorHash, successorSealed })
+            .where(and(eq(refreshTokens.tokenHash, presentedHash), isNull(refreshTokens.usedAt)))
+            .returning({ sessionId: refreshTokens.sessionId });
+          if (rotated) {
+            const [live] = await tx
+              .update(sessions)
+              .set({ lastUsedAt: sql`now()`, expiresAt: sql`now() + ${sessionTtl}` })
+              .where(
+                and(eq(sessions.id, rotated.sessionId), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql`now()`)),
+              )
+              .returning({ userId: sessions.userId });
+            if (!live) {
+              // The session ended: undo the rotation (the transaction rolls back) and refuse.
+              throw new SessionGone();
+            }
+            await tx.insert(refreshTokens).values({ tokenHash: successorHash, sessionId: rotated.sessionId });
+            return { kind: 'rotated' as const, sessionId: rotated.sessionId, userId: live.userId };
           }
-          await tx.insert(refreshTokens).values({ tokenHash: successorHash, sessionId: rotated.sessionId });
-          return { kind: 'rotated' as const, sessionId: rotated.sessionId, userId: live.userId };
-        }
-        const [used] = await tx
-          .select({
-            sessionId: refreshTokens.sessionId,
-            sealed: refreshTokens.successorSealed,
-            withinGrace: sql<boolean>`${refreshTokens.usedAt} > clock_timestamp() - ${`${REFRESH_RETRY_GRACE_SECONDS} seconds`}::interval`,
-            // A real client never retries a token once it has used the successor.
-            successorUsed: sql<boolean>`exists (select 1 from ${refreshTokens} successor where successor.token_hash = ${refreshTokens.successorHash} and successor.used_at is not null)`,
-            userId: sessions.userId,
-            live: sql<boolean>`${sessions.revokedAt} is null and ${sessions.expiresAt} > now()`,
-          })
-          .from(refreshTokens)
-          .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
-          .where(eq(refreshTokens.tokenHash, presentedHash));
-        if (!used?.live) return { kind: 'invalid' as const };
-        if (used.withinGrace && !used.successorUsed && used.sealed) return { kind: 'retry' as const, sessionId: used.sessionId, userId: used.userId, sealed: used.sealed };
-        const revoked = await revokeWhere(tx, eq(sessions.id, used.sessionId), 'refresh_reuse');
-        return { kind: 'reuse' as const, sessionId: used.sessionId, userId: used.userId, revoked };
-      }).catch((error) => {
-        if (error instanceof SessionGone) return { kind: 'invalid' as const };
-        throw error;
-      });
+          const [used] = await tx
+            .select({
+              sessionId: refreshTokens.sessionId,
+              sealed: refreshTokens.successorSealed,
+              withinGrace: sql<boolean>`${refreshTokens.usedAt} > clock_timestamp() - ${`${REFRESH_RETRY_GRACE_SECONDS} seconds`}::interval`,
+              // A real client never retries a token once it has used the successor.
+              successorUsed: sql<boolean>`exists (select 1 from ${refreshTokens} successor where successor.token_hash = ${refreshTokens.successorHash} and successor.used_at is not null)`,
+              userId: sessions.userId,
+              live: sql<boolean>`${sessions.revokedAt} is null and ${sessions.expiresAt} > now()`,
+            })
+            .from(refreshTokens)
+            .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+            .where(eq(refreshTokens.tokenHash, presentedHash));
+          if (!used?.live) return { kind: 'invalid' as const };
+          if (used.withinGrace && !used.successorUsed && used.sealed)
+            return { kind: 'retry' as const, sessionId: used.sessionId, userId: used.userId, sealed: used.sealed };
+          const revoked = await revokeWhere(tx, eq(sessions.id, used.sessionId), 'refresh_reuse');
+          return { kind: 'reuse' as const, sessionId: used.sessionId, userId: used.userId, revoked };
+        })
+        .catch((error) => {
+          if (error instanceof SessionGone) return { kind: 'invalid' as const };
+          throw error;
+        });
     },
 
     /** The session a refresh token belongs to, if it is live (RFC 7009 revocation, the per-session limit). */
@@ -222,7 +270,13 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
 
     /** Ends one session of the user; an unknown, foreign or ended session ends nothing. */
     endSession(userId: string, sessionId: string, reason: SessionEndReason): Promise<RevocationEntry[]> {
-      return db.transaction((tx) => revokeWhere(tx, and(eq(sessions.id, sessionId), eq(sessions.userId, userId), gt(sessions.expiresAt, sql`now()`)), reason));
+      return db.transaction((tx) =>
+        revokeWhere(
+          tx,
+          and(eq(sessions.id, sessionId), eq(sessions.userId, userId), gt(sessions.expiresAt, sql`now()`)),
+          reason,
+        ),
+      );
     },
 
     endAllSessions(userId: string, reason: SessionEndReason): Promise<RevocationEntry[]> {
@@ -269,7 +323,10 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
           .select({ id: sessions.id, revokedAt: sessions.revokedAt })
           .from(sessions)
           .where(sql`${sessions.revokedAt} > now() - ${window}`),
-        db.orm.select({ key: revokedTokens.key, expiresAt: revokedTokens.expiresAt }).from(revokedTokens).where(gt(revokedTokens.expiresAt, sql`now()`)),
+        db.orm
+          .select({ key: revokedTokens.key, expiresAt: revokedTokens.expiresAt })
+          .from(revokedTokens)
+          .where(gt(revokedTokens.expiresAt, sql`now()`)),
       ]);
       return [
         ...ended.map((row) => sessionEntry(row.id, row.revokedAt ?? new Date())),
@@ -301,7 +358,9 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
         if (owned.length > 0) {
           const teamIds = owned.map((row) => row.teamId);
           // Membership changes lock the team row the same way: an owner leaving at this moment waits.
-          await tx.execute(sql`select 1 from ${teams} where ${teams.id} in ${teamIds} order by ${teams.id} collate "C" for no key update`);
+          await tx.execute(
+            sql`select 1 from ${teams} where ${teams.id} in ${teamIds} order by ${teams.id} collate "C" for no key update`,
+          );
           const owners = await tx
             .select({ teamId: teamAdmins.teamId, count: sql<number>`count(*)::int` })
             .from(teamAdmins)
@@ -309,12 +368,19 @@ export function createSessionsRepository(db: DatabaseHandle, ttl: { accessTtlMs:
             .groupBy(teamAdmins.teamId);
           const sole = owners.filter((row) => row.count === 1).map((row) => row.teamId);
           if (sole.length > 0) {
-            throw new ConflictError('last_owner', 'You are the last owner of a team: make someone else an owner first.', sole.map((teamId) => ({ path: '/teams', message: teamId })));
+            throw new ConflictError(
+              'last_owner',
+              'You are the last owner of a team: make someone else an owner first.',
+              sole.map((teamId) => ({ path: '/teams', message: teamId })),
+            );
           }
         }
         await tx.delete(teamAdmins).where(eq(teamAdmins.userId, userId));
         await tx.delete(identities).where(eq(identities.userId, userId));
-        await tx.update(users).set({ displayName: DELETED_DISPLAY_NAME, role: 'user', deletedAt: sql`now()` }).where(eq(users.id, userId));
+        await tx
+          .update(users)
+          .set({ displayName: DELETED_DISPLAY_NAME, role: 'user', deletedAt: sql`now()` })
+          .where(eq(users.id, userId));
         const ended = await revokeWhere(tx, eq(sessions.userId, userId), 'account_deleted');
         await tx.update(sessions).set({ userAgent: null }).where(eq(sessions.userId, userId));
         return ended;

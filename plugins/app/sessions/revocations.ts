@@ -54,7 +54,10 @@ export function decodeEntries(payload: string): RevocationEntry[] {
     const value = JSON.parse(payload);
     if (!Array.isArray(value)) return [];
     return value
-      .filter((item): item is [string, number] => Array.isArray(item) && typeof item[0] === 'string' && Number.isFinite(item[1]))
+      .filter(
+        (item): item is [string, number] =>
+          Array.isArray(item) && typeof item[0] === 'string' && Number.isFinite(item[1]),
+      )
       .map(([key, until]) => ({ key, until }));
   } catch {
     return [];

@@ -79,7 +79,10 @@ export const revocationKey = {
   session: (sessionId: string) => `sid:${sessionId}`,
   // JSON keeps the two apart: issuer "a" with jti "b:c" is not issuer "a:b" with jti "c".
   // Hashed, so that an identity provider's long iss or jti cannot outgrow an index row or a NOTIFY.
-  jti: (issuer: unknown, jti: string) => `jti:${createHash('sha256').update(JSON.stringify([typeof issuer === 'string' ? issuer : null, jti])).digest('base64url')}`,
+  jti: (issuer: unknown, jti: string) =>
+    `jti:${createHash('sha256')
+      .update(JSON.stringify([typeof issuer === 'string' ? issuer : null, jti]))
+      .digest('base64url')}`,
   tokenHash: (token: string) => `sha256:${signedPartHash(token)}`,
 };
 
@@ -88,5 +91,7 @@ export const revocationKey = {
  * of a signature has unused bits, so one token has several spellings that all verify.
  */
 export function signedPartHash(token: string): string {
-  return createHash('sha256').update(token.slice(0, token.lastIndexOf('.'))).digest('base64url');
+  return createHash('sha256')
+    .update(token.slice(0, token.lastIndexOf('.')))
+    .digest('base64url');
 }

@@ -6,7 +6,14 @@ import { NotFoundError, OAuthError, ServiceUnavailableError, UnauthorizedError, 
 import { IdTokenRejected, type IdTokenVerifier, JwksUnavailableError } from './providers.js';
 import type { ProviderProfile, SessionsRepository } from './repository.js';
 import type { RevocationEntry, RevocationList } from './revocations.js';
-import { hashRefreshToken, isRefreshTokenShape, newRefreshToken, openSuccessor, revocationKey, sealSuccessor } from './rules.js';
+import {
+  hashRefreshToken,
+  isRefreshTokenShape,
+  newRefreshToken,
+  openSuccessor,
+  revocationKey,
+  sealSuccessor,
+} from './rules.js';
 
 /** Sign-in, refresh, logout and the revoked set: the rules of sessions of our own. */
 
@@ -69,17 +76,33 @@ export function createSessionsService(deps: SessionsDependencies) {
    * signed-in user links it (the caller's own token is fine: a 401 would tell the app otherwise).
    */
   const refusal = (purpose: IdTokenPurpose) =>
-    purpose === 'sign-in' ? idTokenRejected() : new ValidationError('The ID token could not be verified.', undefined, 'invalid_id_token');
+    purpose === 'sign-in'
+      ? idTokenRejected()
+      : new ValidationError('The ID token could not be verified.', undefined, 'invalid_id_token');
 
-  async function verifyIdToken(provider: MobileProvider, idToken: string, nonce: string, purpose: IdTokenPurpose): Promise<ProviderProfile> {
+  async function verifyIdToken(
+    provider: MobileProvider,
+    idToken: string,
+    nonce: string,
+    purpose: IdTokenPurpose,
+  ): Promise<ProviderProfile> {
     const verifier = deps.verifiers[provider];
-    if (!verifier) throw new ValidationError(`Sign-in with ${provider} is not enabled on this service.`, [{ path: '/provider', message: 'not enabled' }], 'provider_not_enabled');
+    if (!verifier)
+      throw new ValidationError(
+        `Sign-in with ${provider} is not enabled on this service.`,
+        [{ path: '/provider', message: 'not enabled' }],
+        'provider_not_enabled',
+      );
     try {
       return await verifier(idToken, nonce);
     } catch (error) {
       if (error instanceof JwksUnavailableError) {
         log.error({ err: error.cause ?? error, provider }, 'provider JWKS lookup failed');
-        throw new ServiceUnavailableError('auth_unavailable', 'Sign-in cannot be checked right now; try again shortly.', error.retryAfterSeconds);
+        throw new ServiceUnavailableError(
+          'auth_unavailable',
+          'Sign-in cannot be checked right now; try again shortly.',
+          error.retryAfterSeconds,
+        );
       }
       if (error instanceof IdTokenRejected) {
         log.debug({ provider, reason: error.message }, 'ID token rejected');
@@ -93,7 +116,10 @@ export function createSessionsService(deps: SessionsDependencies) {
     verifyIdToken,
 
     /** Signs in with a provider's ID token: the linked user (created on first sign-in) and a new session. */
-    async signIn(input: { profile: ProviderProfile; userAgent: string | null }): Promise<IssuedTokens & { created: boolean }> {
+    async signIn(input: {
+      profile: ProviderProfile;
+      userAgent: string | null;
+    }): Promise<IssuedTokens & { created: boolean }> {
       const refreshToken = newRefreshToken();
       const result = await repository.signIn(input.profile, input.userAgent, hashRefreshToken(refreshToken));
       if ('refused' in result) {
@@ -108,7 +134,11 @@ export function createSessionsService(deps: SessionsDependencies) {
       if (!isRefreshTokenShape(presented)) throw invalidGrant();
       const successor = newRefreshToken();
       const presentedHash = hashRefreshToken(presented);
-      const outcome = await repository.redeem(presentedHash, hashRefreshToken(successor), sealSuccessor(presented, successor));
+      const outcome = await repository.redeem(
+        presentedHash,
+        hashRefreshToken(successor),
+        sealSuccessor(presented, successor),
+      );
       switch (outcome.kind) {
         case 'rotated':
           return issued(outcome.userId, outcome.sessionId, successor);
@@ -175,7 +205,10 @@ export function createSessionsService(deps: SessionsDependencies) {
     },
 
     /** The live session of a refresh token, for the per-session limit. */
-    sessionOfRefreshToken: (presented: string) => (isRefreshTokenShape(presented) ? repository.sessionOfRefreshToken(hashRefreshToken(presented)) : Promise.resolve(undefined)),
+    sessionOfRefreshToken: (presented: string) =>
+      isRefreshTokenShape(presented)
+        ? repository.sessionOfRefreshToken(hashRefreshToken(presented))
+        : Promise.resolve(undefined),
 
     async endSession(userId: string, sessionId: string): Promise<void> {
       const ended = await repository.endSession(userId, sessionId, 'ended_by_user');

@@ -6,7 +6,11 @@ import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of teams and their members. Writes run inside the caller's transaction. */
 
-export async function findTeam(db: Database, id: string, options: { lock?: boolean } = {}): Promise<TeamRow | undefined> {
+export async function findTeam(
+  db: Database,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<TeamRow | undefined> {
   const query = db.select().from(teams).where(eq(teams.id, id));
   // Locking the team row serializes every membership change of the team (the last-owner rule).
   // NO KEY UPDATE, not UPDATE: a catalog write holding a member row FOR SHARE (withCurrentRole)
@@ -58,7 +62,12 @@ export async function insertMember(tx: Database, row: typeof teamAdmins.$inferIn
   return created as TeamAdminRow;
 }
 
-export async function updateMemberRole(tx: Database, teamId: string, userId: string, role: TeamRole): Promise<TeamAdminRow> {
+export async function updateMemberRole(
+  tx: Database,
+  teamId: string,
+  userId: string,
+  role: TeamRole,
+): Promise<TeamAdminRow> {
   const [row] = await tx
     .update(teamAdmins)
     .set({ role })
@@ -79,7 +88,12 @@ export async function countOwners(tx: Database, teamId: string): Promise<number>
   return row?.n ?? 0;
 }
 
-export async function listMembers(db: Database, teamId: string, filters: { role?: TeamRole }, page: { limit: number; after?: CursorKey }) {
+export async function listMembers(
+  db: Database,
+  teamId: string,
+  filters: { role?: TeamRole },
+  page: { limit: number; after?: CursorKey },
+) {
   const conditions: SQL[] = [eq(teamAdmins.teamId, teamId)];
   if (filters.role !== undefined) conditions.push(eq(teamAdmins.role, filters.role));
   const rows = await db

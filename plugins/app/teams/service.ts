@@ -1,8 +1,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TeamAdminRow, TeamRow } from '../../../db/schema.js';
-import type { AddMemberBody, CreateTeamBody, MemberListQuery, Team, TeamAdmin, TeamListQuery, UpdateMemberBody } from '../../../schemas/teams.js';
+import type {
+  AddMemberBody,
+  CreateTeamBody,
+  MemberListQuery,
+  Team,
+  TeamAdmin,
+  TeamListQuery,
+  UpdateMemberBody,
+} from '../../../schemas/teams.js';
 import { recordAudit } from '../audit/repository.js';
-import { authorize, forbidden, type Principal, requireAdminAccess, type TeamRole, teamNotFound } from '../auth/policy.js';
+import {
+  authorize,
+  forbidden,
+  type Principal,
+  requireAdminAccess,
+  type TeamRole,
+  teamNotFound,
+} from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
@@ -21,14 +36,21 @@ import {
 } from './repository.js';
 
 const memberNotFound = () => new NotFoundError('member_not_found', 'This user has no role in this team.');
-const lastOwner = () => new ConflictError('last_owner', 'A team always keeps at least one owner: make someone else owner first.');
+const lastOwner = () =>
+  new ConflictError('last_owner', 'A team always keeps at least one owner: make someone else owner first.');
 
 export function toTeam(row: TeamRow): Team {
   return { id: row.id, name: row.name, slug: row.slug, createdAt: row.createdAt.toISOString() };
 }
 
 export function toTeamAdmin(row: TeamAdminRow): TeamAdmin {
-  return { teamId: row.teamId, userId: row.userId, role: row.role, createdAt: row.createdAt.toISOString(), addedBy: row.addedBy };
+  return {
+    teamId: row.teamId,
+    userId: row.userId,
+    role: row.role,
+    createdAt: row.createdAt.toISOString(),
+    addedBy: row.addedBy,
+  };
 }
 
 /** A slug from a team name: "FC Köln 1948" → "fc-koln-1948". */
@@ -57,7 +79,10 @@ export function createTeamsService(db: DatabaseHandle) {
   async function changeMembers<T>(
     principal: Principal,
     teamId: string,
-    work: (tx: Database, now: Date) => Promise<{ result: T; audit?: { action: string; targetId: string; before: unknown; after: unknown } }>,
+    work: (
+      tx: Database,
+      now: Date,
+    ) => Promise<{ result: T; audit?: { action: string; targetId: string; before: unknown; after: unknown } }>,
   ): Promise<T> {
     requireAdminAccess(principal);
     return db.transaction(async (tx) => {
@@ -92,13 +117,41 @@ export function createTeamsService(db: DatabaseHandle) {
           team = await insertTeam(tx, { ...values, slug: withSlugSuffix(base, randomBytes(2).toString('hex')) });
         }
         if (!team) {
-          throw new ConflictError('slug_taken', 'Another team has this slug; choose another.', [{ path: '/slug', message: 'is taken' }]);
+          throw new ConflictError('slug_taken', 'Another team has this slug; choose another.', [
+            { path: '/slug', message: 'is taken' },
+          ]);
         }
-        const owner = await insertMember(tx, { teamId: team.id, userId: ownerId, role: 'owner', createdAt: now, addedBy: principal.id });
-        await recordAudit(tx, { actorId: principal.id, action: 'team.create', targetType: 'team', targetId: team.id, teamId: team.id, before: null, after: toTeam(team) }, now);
+        const owner = await insertMember(tx, {
+          teamId: team.id,
+          userId: ownerId,
+          role: 'owner',
+          createdAt: now,
+          addedBy: principal.id,
+        });
         await recordAudit(
           tx,
-          { actorId: principal.id, action: 'team.member.add', targetType: 'team_member', targetId: ownerId, teamId: team.id, before: null, after: toTeamAdmin(owner) },
+          {
+            actorId: principal.id,
+            action: 'team.create',
+            targetType: 'team',
+            targetId: team.id,
+            teamId: team.id,
+            before: null,
+            after: toTeam(team),
+          },
+          now,
+        );
+        await recordAudit(
+          tx,
+          {
+            actorId: principal.id,
+            action: 'team.member.add',
+            targetType: 'team_member',
+            targetId: ownerId,
+            teamId: team.id,
+            before: null,
+            after: toTeamAdmin(owner),
+          },
           now,
         );
         return toTeam(team);
@@ -117,7 +170,11 @@ export function createTeamsService(db: DatabaseHandle) {
     },
 
     /** [spec] Adds a member: created (201), already there with that role (200), or a conflict. */
-    addMember(principal: Principal, teamId: string, body: AddMemberBody): Promise<{ created: boolean; member: TeamAdmin }> {
+    addMember(
+      principal: Principal,
+      teamId: string,
+      body: AddMemberBody,
+    ): Promise<{ created: boolean; member: TeamAdmin }> {
       const role: TeamRole = body.role ?? 'editor';
       return changeMembers<{ created: boolean; member: TeamAdmin }>(principal, teamId, async (tx, now) => {
         const existing = await findMember(tx, teamId, body.userId);
@@ -130,8 +187,13 @@ export function createTeamsService(db: DatabaseHandle) {
           );
         }
         if (!(await userExists(tx, body.userId, { active: true }))) throw userNotFound();
-        const member = toTeamAdmin(await insertMember(tx, { teamId, userId: body.userId, role, createdAt: now, addedBy: principal.id }));
-        return { result: { created: true, member }, audit: { action: 'team.member.add', targetId: body.userId, before: null, after: member } };
+        const member = toTeamAdmin(
+          await insertMember(tx, { teamId, userId: body.userId, role, createdAt: now, addedBy: principal.id }),
+        );
+        return {
+          result: { created: true, member },
+          audit: { action: 'team.member.add', targetId: body.userId, before: null, after: member },
+        };
       });
     },
 
@@ -139,7 +201,12 @@ export function createTeamsService(db: DatabaseHandle) {
       requireAdminAccess(principal);
       if (!(await findTeam(db.orm, teamId))) throw teamNotFound();
       authorize(principal, 'members:read', { teamId }, teamNotFound);
-      const page = await listMembers(db.orm, teamId, { role: query.role }, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      const page = await listMembers(
+        db.orm,
+        teamId,
+        { role: query.role },
+        { limit: query.limit ?? 50, after: decodeCursor(query.cursor) },
+      );
       return { items: page.items.map(toTeamAdmin), nextCursor: page.nextCursor };
     },
 
@@ -150,7 +217,10 @@ export function createTeamsService(db: DatabaseHandle) {
         if (current.role === body.role) return { result: toTeamAdmin(current) };
         if (current.role === 'owner' && (await countOwners(tx, teamId)) <= 1) throw lastOwner();
         const updated = toTeamAdmin(await updateMemberRole(tx, teamId, userId, body.role));
-        return { result: updated, audit: { action: 'team.member.update', targetId: userId, before: toTeamAdmin(current), after: updated } };
+        return {
+          result: updated,
+          audit: { action: 'team.member.update', targetId: userId, before: toTeamAdmin(current), after: updated },
+        };
       });
     },
 
@@ -161,7 +231,10 @@ export function createTeamsService(db: DatabaseHandle) {
         if (current.role === 'owner' && (await countOwners(tx, teamId)) <= 1) throw lastOwner();
         await deleteMember(tx, teamId, userId);
         const removed = toTeamAdmin(current);
-        return { result: removed, audit: { action: 'team.member.remove', targetId: userId, before: removed, after: null } };
+        return {
+          result: removed,
+          audit: { action: 'team.member.remove', targetId: userId, before: removed, after: null },
+        };
       });
     },
   };

@@ -10,7 +10,10 @@ declare module 'fastify' {
 /** The users repository, shared by authentication (provisioning) and the user routes. */
 export default fp(
   async (fastify) => {
-    fastify.decorate('users', createUsersRepository(fastify.db.orm, { queueLimitMs: fastify.config.databaseQueueLimitMs, log: fastify.log }));
+    fastify.decorate(
+      'users',
+      createUsersRepository(fastify.db.orm, { queueLimitMs: fastify.config.databaseQueueLimitMs, log: fastify.log }),
+    );
   },
   { name: 'users', dependencies: ['db', 'env'] },
 );

@@ -26,7 +26,8 @@ export async function userExists(tx: Database, userId: string, options: { active
   return row !== undefined && !(options.active && row.deletedAt);
 }
 
-export const userNotFound = () => new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
+export const userNotFound = () =>
+  new NotFoundError('user_not_found', 'No user with this id has signed in yet; users exist from their first request.');
 
 /** Lookups that run at once, each for the subjects of its share (a saturated pool does not chain them). */
 const LOOKUP_LANES = 4;
@@ -41,20 +42,26 @@ export function createUsersRepository(db: Database, options: { queueLimitMs?: nu
    * rather than one each). Each request's lookup still starts after it arrived, so it sees every
    * change committed before it.
    */
-  const lookups = new KeyedBatcher<string, { user: UserRow; roles: { teamId: string; role: TeamRole }[] } | undefined>(async (_key, ids) => {
-    const rows = await db
-      .select({
-        user: users,
-        roles: sql<{ teamId: string; role: TeamRole }[]>`coalesce((select json_agg(json_build_object('teamId', ${teamAdmins.teamId}, 'role', ${teamAdmins.role})) from ${teamAdmins} where ${teamAdmins.userId} = ${users.id}), '[]'::json)`,
-      })
-      .from(users)
-      .where(inArray(users.id, [...new Set(ids)]));
-    const byId = new Map(rows.map((row) => [row.user.id, row]));
-    return ids.map((id) => byId.get(id));
-  }, MAX_LOOKUP_BATCH, {
-    maxWaitMs: options.queueLimitMs,
-    onFault: ({ error, size }) => options.log?.warn({ err: error, size }, 'a user lookup failed'),
-  });
+  const lookups = new KeyedBatcher<string, { user: UserRow; roles: { teamId: string; role: TeamRole }[] } | undefined>(
+    async (_key, ids) => {
+      const rows = await db
+        .select({
+          user: users,
+          roles: sql<
+            { teamId: string; role: TeamRole }[]
+          >`coalesce((select json_agg(json_build_object('teamId', ${teamAdmins.teamId}, 'role', ${teamAdmins.role})) from ${teamAdmins} where ${teamAdmins.userId} = ${users.id}), '[]'::json)`,
+        })
+        .from(users)
+        .where(inArray(users.id, [...new Set(ids)]));
+      const byId = new Map(rows.map((row) => [row.user.id, row]));
+      return ids.map((id) => byId.get(id));
+    },
+    MAX_LOOKUP_BATCH,
+    {
+      maxWaitMs: options.queueLimitMs,
+      onFault: ({ error, size }) => options.log?.warn({ err: error, size }, 'a user lookup failed'),
+    },
+  );
 
   return {
     findById(id: string): Promise<UserRow | undefined> {
@@ -63,13 +70,20 @@ export function createUsersRepository(db: Database, options: { queueLimitMs?: nu
 
     /** The user's role in each team where it has one. */
     async teamRoles(id: string): Promise<Map<string, TeamRole>> {
-      const rows = await db.select({ teamId: teamAdmins.teamId, role: teamAdmins.role }).from(teamAdmins).where(eq(teamAdmins.userId, id));
+      const rows = await db
+        .select({ teamId: teamAdmins.teamId, role: teamAdmins.role })
+        .from(teamAdmins)
+        .where(eq(teamAdmins.userId, id));
       return new Map(rows.map((row) => [row.teamId, row.role]));
     },
 
     async updateDisplayName(id: string, displayName: string): Promise<UserRow | undefined> {
       // A deleted account keeps its anonymous name, whatever request was still in flight.
-      const [updated] = await db.update(users).set({ displayName }).where(and(eq(users.id, id), isNull(users.deletedAt))).returning();
+      const [updated] = await db
+        .update(users)
+        .set({ displayName })
+        .where(and(eq(users.id, id), isNull(users.deletedAt)))
+        .returning();
       return updated;
     },
 
@@ -82,7 +96,8 @@ export function createUsersRepository(db: Database, options: { queueLimitMs?: nu
     async provision(id: string, displayName: string): Promise<{ user: UserRow; teamRoles: Map<string, TeamRole> }> {
       // Identity never rests on a round trip: a row read back must carry exactly the subject asked for.
       const same = (row: UserRow): UserRow => {
-        if (row.id !== id) throw new Error('the database returned another user id than the subject asked for; refusing the identity');
+        if (row.id !== id)
+          throw new Error('the database returned another user id than the subject asked for; refusing the identity');
         return row;
       };
       const existing = await lookups.submit(laneOf(id), id);
@@ -90,11 +105,7 @@ export function createUsersRepository(db: Database, options: { queueLimitMs?: nu
         const teamRoles = new Map(existing.roles.map((entry) => [entry.teamId, entry.role]));
         const ageSeconds = (Date.now() - existing.user.lastSeenAt.getTime()) / 1000;
         if (ageSeconds < LAST_SEEN_RESOLUTION_SECONDS) return { user: same(existing.user), teamRoles };
-        const [refreshed] = await db
-          .update(users)
-          .set({ lastSeenAt: sql`now()` })
-          .where(eq(users.id, id))
-          .returning();
+        const [refreshed] = await db.update(users).set({ lastSeenAt: sql`now()` }).where(eq(users.id, id)).returning();
         return { user: same(refreshed ?? existing.user), teamRoles };
       }
       const [created] = await db.insert(users).values({ id, displayName }).onConflictDoNothing().returning();

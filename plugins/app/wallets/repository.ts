@@ -11,7 +11,11 @@ import { planEntry, type WalletState } from './rules.js';
 
 /** The balance, with the wallet's row held until the transaction ends (0 without a wallet). */
 export async function lockedBalance(tx: Database, userId: string): Promise<number> {
-  const [row] = await tx.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.userId, userId)).for('update');
+  const [row] = await tx
+    .select({ balance: wallets.balance })
+    .from(wallets)
+    .where(eq(wallets.userId, userId))
+    .for('update');
   return row?.balance ?? 0;
 }
 
@@ -35,9 +39,16 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 /** The wallets of `userIds` that exist, locked until the transaction ends, in one order (so two batches never wait for each other the wrong way round). */
 async function lockWallets(tx: Database, userIds: readonly string[]): Promise<Map<string, WalletState>> {
   const rows = rowsOf<{ user_id: string; balance: number; last_seq: number | null; updated_at: string | Date }>(
-    await tx.execute(sql`select user_id, balance, last_seq, updated_at from wallets where user_id = any(${sql.param(userIds)}::text[]) order by user_id collate "C" for update`),
+    await tx.execute(
+      sql`select user_id, balance, last_seq, updated_at from wallets where user_id = any(${sql.param(userIds)}::text[]) order by user_id collate "C" for update`,
+    ),
   );
-  return new Map(rows.map((row) => [row.user_id, { balance: row.balance, lastSeq: row.last_seq, updatedAt: new Date(row.updated_at) }]));
+  return new Map(
+    rows.map((row) => [
+      row.user_id,
+      { balance: row.balance, lastSeq: row.last_seq, updatedAt: new Date(row.updated_at) },
+    ]),
+  );
 }
 
 /**
@@ -88,13 +99,19 @@ function planEntries(wallets: ReadonlyMap<string, WalletState>, changes: readonl
  * a refused change writes nothing and does not stop the others. Two statements whatever the
  * number of changes: the locks, then every write.
  */
-export async function appendLedgerEntries(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
+export async function appendLedgerEntries(
+  tx: Database,
+  changes: readonly LedgerChange[],
+  now: Date,
+): Promise<(LedgerRow | AppError)[]> {
   if (changes.length === 0) return [];
   const userIds = [...new Set(changes.map((change) => change.userId))];
   const states = await lockWallets(tx, userIds);
   // A change that would be written opens its user's wallet; one refused (a debit from no wallet,
   // a credit past the limit) leaves none behind.
-  const opening = [...new Set(planEntries(states, changes, now).entries.map((entry) => entry.userId))].filter((userId) => !states.has(userId));
+  const opening = [...new Set(planEntries(states, changes, now).entries.map((entry) => entry.userId))].filter(
+    (userId) => !states.has(userId),
+  );
   if (opening.length > 0) {
     await tx.execute(
       sql`insert into wallets (user_id, balance, last_seq, updated_at) select u, 0, null, ${now} from unnest(${sql.param(opening)}::text[]) as u on conflict do nothing`,
@@ -138,7 +155,9 @@ export async function appendLedgerEntries(tx: Database, changes: readonly Ledger
       select (select count(*) from entries)::int as entries, (select count(*) from moved)::int as wallets`),
   );
   if (counts?.entries !== entries.length || counts.wallets !== moved.length) {
-    throw new Error(`a ledger write made ${JSON.stringify(counts)}; expected ${entries.length} entries and ${moved.length} wallets`);
+    throw new Error(
+      `a ledger write made ${JSON.stringify(counts)}; expected ${entries.length} entries and ${moved.length} wallets`,
+    );
   }
   return outcomes;
 }

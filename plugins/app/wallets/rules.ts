@@ -38,9 +38,11 @@ export function planEntry(wallet: WalletState, amount: number, now: Date): Plann
   const balanceAfter = wallet.balance + amount;
   if (balanceAfter < 0) throw insufficientFunds(wallet.balance, amount);
   if (balanceAfter > MAX_BALANCE) {
-    throw new ConflictError('balance_limit', `A wallet holds at most ${MAX_BALANCE} coins; this would make ${balanceAfter}.`, [
-      { path: '/amount', message: `the balance is ${wallet.balance}` },
-    ]);
+    throw new ConflictError(
+      'balance_limit',
+      `A wallet holds at most ${MAX_BALANCE} coins; this would make ${balanceAfter}.`,
+      [{ path: '/amount', message: `the balance is ${wallet.balance}` }],
+    );
   }
   const seq = (wallet.lastSeq ?? 0) + 1;
   const createdAt = wallet.lastSeq === null || now > wallet.updatedAt ? now : new Date(wallet.updatedAt.getTime() + 1);

@@ -40,7 +40,11 @@ export function createWalletsService(db: DatabaseHandle) {
     /** A platform admin's credit or debit (the route admits platform admins only). */
     async adjust(tx: Database, actorId: string, userId: string, body: WalletAdjustmentBody): Promise<LedgerEntry> {
       if (!(await userExists(tx, userId))) throw userNotFound();
-      const entry = await appendLedgerEntry(tx, { userId, amount: body.amount, kind: 'adjustment', reason: body.reason.trim(), actorId }, new Date());
+      const entry = await appendLedgerEntry(
+        tx,
+        { userId, amount: body.amount, kind: 'adjustment', reason: body.reason.trim(), actorId },
+        new Date(),
+      );
       return toLedgerEntry(entry);
     },
   };

@@ -52,12 +52,23 @@ const userAgentOf = (request: FastifyRequest) => request.headers['user-agent']?.
  */
 const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const sessionsOf = (): SessionsService => {
-    if (!app.sessions) throw new NotFoundError('sessions_disabled', 'Sign-in and sessions are not enabled on this service.');
+    if (!app.sessions)
+      throw new NotFoundError('sessions_disabled', 'Sign-in and sessions are not enabled on this service.');
     return app.sessions;
   };
   const limits = app.config.sessions?.rateLimit ?? { perIp: 60, perSubject: 30 };
-  const perIp = app.keyedLimit({ name: 'auth-ip', max: limits.perIp, windowMs: MINUTE_MS, what: 'sign-in attempts from this address' });
-  const perSubject = app.keyedLimit({ name: 'auth-subject', max: limits.perSubject, windowMs: MINUTE_MS, what: 'attempts for this account or session' });
+  const perIp = app.keyedLimit({
+    name: 'auth-ip',
+    max: limits.perIp,
+    windowMs: MINUTE_MS,
+    what: 'sign-in attempts from this address',
+  });
+  const perSubject = app.keyedLimit({
+    name: 'auth-subject',
+    max: limits.perSubject,
+    windowMs: MINUTE_MS,
+    what: 'attempts for this account or session',
+  });
   // Stricter limits than the global one, counted before the body is read.
   const limitByIp = async (request: FastifyRequest) => perIp(request, request.ip);
 
@@ -103,7 +114,11 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // before the body is validated against the refresh grant's fields (RFC 6749 §5.2).
         preValidation: (request, _reply, done) => {
           const grantType = (request.body as { grant_type?: unknown } | null | undefined)?.grant_type;
-          done(typeof grantType === 'string' && grantType !== 'refresh_token' ? new OAuthError('unsupported_grant_type', 'Only grant_type=refresh_token is supported.') : undefined);
+          done(
+            typeof grantType === 'string' && grantType !== 'refresh_token'
+              ? new OAuthError('unsupported_grant_type', 'Only grant_type=refresh_token is supported.')
+              : undefined,
+          );
         },
         schema: {
           tags: ['Auth'],
@@ -124,10 +139,18 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required.');
         // Per session (a rotation issues a new token, so a per-token count would never add up).
         const session = await sessions.sessionOfRefreshToken(refreshToken);
-        await perSubject(request, session ? `session:${session.sessionId}` : `refresh:${hashRefreshToken(refreshToken)}`);
+        await perSubject(
+          request,
+          session ? `session:${session.sessionId}` : `refresh:${hashRefreshToken(refreshToken)}`,
+        );
         const tokens = await sessions.refresh(refreshToken);
         reply.headers(NO_STORE);
-        return { access_token: tokens.accessToken, token_type: 'Bearer' as const, expires_in: tokens.expiresIn, refresh_token: tokens.refreshToken };
+        return {
+          access_token: tokens.accessToken,
+          token_type: 'Bearer' as const,
+          expires_in: tokens.expiresIn,
+          refresh_token: tokens.refreshToken,
+        };
       },
     );
 
@@ -140,12 +163,16 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           tags: ['Auth'],
           summary: 'Revoke a refresh or access token (RFC 7009)',
           description:
-            'A refresh token ends its session; an access token (ours or the identity provider\'s) is refused from now until it expires. ' +
+            "A refresh token ends its session; an access token (ours or the identity provider's) is refused from now until it expires. " +
             'Answers 200 with no body for any token, known or not, valid or not (RFC 7009 §2.2).',
           operationId: 'revokeToken',
           consumes: ['application/json', 'application/x-www-form-urlencoded'],
           body: Type.Ref(RevokeRequestBody),
-          response: { 200: Type.Null({ description: 'Revoked, or nothing to revoke (empty body)' }), 400: Type.Ref(OAuthErrorBody), ...errorResponses(404) },
+          response: {
+            200: Type.Null({ description: 'Revoked, or nothing to revoke (empty body)' }),
+            400: Type.Ref(OAuthErrorBody),
+            ...errorResponses(404),
+          },
         },
       },
       async (request, reply) => {
@@ -162,7 +189,10 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           await sessions.revokeRefreshToken(token);
         }
         // RFC 7009 §2.2: the body is empty.
-        return reply.headers(NO_STORE).code(200).send(undefined as unknown as null);
+        return reply
+          .headers(NO_STORE)
+          .code(200)
+          .send(undefined as unknown as null);
       },
     );
   });
@@ -183,7 +213,10 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const caller = callerOf(request);
-      return { success: true as const, data: { ended: await sessionsOf().logout(caller.token, bearerTokenOf(request)) } };
+      return {
+        success: true as const,
+        data: { ended: await sessionsOf().logout(caller.token, bearerTokenOf(request)) },
+      };
     },
   );
 
@@ -194,14 +227,18 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Auth'],
         summary: 'Log out everywhere: end every session of yours',
-        description: 'Every session of the caller ends at once, on every instance. Called with an identity provider\'s token, that token is refused too.',
+        description:
+          "Every session of the caller ends at once, on every instance. Called with an identity provider's token, that token is refused too.",
         operationId: 'logoutAll',
         response: { 200: LogoutResponse, ...errorResponses(404) },
       },
     },
     async (request) => {
       const caller = callerOf(request);
-      return { success: true as const, data: { ended: await sessionsOf().logoutAll(caller.token, bearerTokenOf(request)) } };
+      return {
+        success: true as const,
+        data: { ended: await sessionsOf().logoutAll(caller.token, bearerTokenOf(request)) },
+      };
     },
   );
 
@@ -212,7 +249,8 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Auth'],
         summary: 'Your live sessions, most recently used first',
-        description: 'Sessions neither ended nor expired (up to 200). `current` marks the session of the token making the call.',
+        description:
+          'Sessions neither ended nor expired (up to 200). `current` marks the session of the token making the call.',
         operationId: 'listSessions',
         response: { 200: SessionListResponse, ...errorResponses(404) },
       },
@@ -231,7 +269,8 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Auth'],
         summary: 'End one of your sessions (a lost phone)',
-        description: 'Its refresh token stops working and its access tokens are refused at once. 404 `session_not_found` for a session that is not yours, already ended, or expired.',
+        description:
+          'Its refresh token stops working and its access tokens are refused at once. 404 `session_not_found` for a session that is not yours, already ended, or expired.',
         operationId: 'endSession',
         params: SessionParams,
         response: { 204: Type.Null({ description: 'Ended' }), ...errorResponses(404) },
@@ -255,7 +294,10 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: IdentityListResponse, ...errorResponses(404) },
       },
     },
-    async (request) => ({ success: true as const, data: (await sessionsOf().identities(callerOf(request).id)).map(toIdentity) }),
+    async (request) => ({
+      success: true as const,
+      data: (await sessionsOf().identities(callerOf(request).id)).map(toIdentity),
+    }),
   );
 
   app.post(

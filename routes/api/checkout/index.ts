@@ -1,7 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { callerOf } from '../../../plugins/app/auth.js';
-import { CheckoutSessionResponse, CreateCheckoutBody, OrderPage, OrderParams, OrderQuery, OrderResponse } from '../../../schemas/checkout.js';
+import {
+  CheckoutSessionResponse,
+  CreateCheckoutBody,
+  OrderPage,
+  OrderParams,
+  OrderQuery,
+  OrderResponse,
+} from '../../../schemas/checkout.js';
 import { errorResponses, WithHeaders } from '../../../schemas/common.js';
 
 const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -58,13 +65,17 @@ const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Checkout'],
         summary: 'One of your orders',
-        description: 'A pending order older than a minute is re-checked with Stripe first, and fulfilled if it was paid: a missed webhook costs nobody their coins. 404 `order_not_found`.',
+        description:
+          'A pending order older than a minute is re-checked with Stripe first, and fulfilled if it was paid: a missed webhook costs nobody their coins. 404 `order_not_found`.',
         operationId: 'getOrder',
         params: OrderParams,
         response: { 200: OrderResponse, ...errorResponses(404) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.checkout.order(callerOf(request).id, request.params.id) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.checkout.order(callerOf(request).id, request.params.id),
+    }),
   );
 };
 

@@ -29,7 +29,11 @@ const cronRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { job } = request.params;
-      if (!isJob(job)) throw new NotFoundError('job_not_found', `No job ${JSON.stringify(job.slice(0, 64))}; the jobs are ${CRON_JOBS.join(', ')}.`);
+      if (!isJob(job))
+        throw new NotFoundError(
+          'job_not_found',
+          `No job ${JSON.stringify(job.slice(0, 64))}; the jobs are ${CRON_JOBS.join(', ')}.`,
+        );
       return { success: true as const, data: await app.jobs.run(job, 'request') };
     },
   );

@@ -27,7 +27,8 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Misc'],
         summary: 'Readiness: the database answers',
-        description: 'Answers 503 `not_ready` when the database does not answer within 2 seconds, and at once while the database watch has it down. A busy instance is still ready: readiness waits its turn for a database connection instead of being refused as overload.',
+        description:
+          'Answers 503 `not_ready` when the database does not answer within 2 seconds, and at once while the database watch has it down. A busy instance is still ready: readiness waits its turn for a database connection instead of being refused as overload.',
         operationId: 'getReadiness',
         response: { 200: Readiness, ...errorResponses(503) },
       },

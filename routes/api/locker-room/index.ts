@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../../../plugins/app/auth.js';
 import { errorResponses } from '../../../schemas/common.js';
-import { LockerRoomTotalsResponse, OpenResultResponse, PullPage, PullQuery, UserPackParams } from '../../../schemas/purchases.js';
+import {
+  LockerRoomTotalsResponse,
+  OpenResultResponse,
+  PullPage,
+  PullQuery,
+  UserPackParams,
+} from '../../../schemas/purchases.js';
 
 const lockerRoomRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -11,7 +17,8 @@ const lockerRoomRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Locker room'],
         summary: 'Your totals',
-        description: 'Copies owned in all and per rarity, your score (the points of every copy pulled), and your unopened packs.',
+        description:
+          'Copies owned in all and per rarity, your score (the points of every copy pulled), and your unopened packs.',
         operationId: 'getLockerRoom',
         response: { 200: LockerRoomTotalsResponse },
       },
@@ -26,7 +33,8 @@ const lockerRoomRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Locker room'],
         summary: 'Your pulls, newest first',
-        description: 'Each copy with its collectible and serial number (`#serialNumber / editionSize`). Filter by `rarity` and `teamId`; paginated (`limit` default 50, max 200).',
+        description:
+          'Each copy with its collectible and serial number (`#serialNumber / editionSize`). Filter by `rarity` and `teamId`; paginated (`limit` default 50, max 200).',
         operationId: 'listLockerRoomCollectibles',
         querystring: PullQuery,
         response: { 200: PullPage },
@@ -45,13 +53,17 @@ const lockerRoomRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Locker room'],
         summary: 'One of your opens, with its fairness proof',
-        description: 'The stored result of opening the pack, exactly as answered then. 404 `open_not_found` for a pack that is not yours or not opened.',
+        description:
+          'The stored result of opening the pack, exactly as answered then. 404 `open_not_found` for a pack that is not yours or not opened.',
         operationId: 'getOpen',
         params: UserPackParams,
         response: { 200: OpenResultResponse, ...errorResponses(404) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.opening.openResult(app.db.orm, callerOf(request).id, request.params.userPackId) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.opening.openResult(app.db.orm, callerOf(request).id, request.params.userPackId),
+    }),
   );
 };
 

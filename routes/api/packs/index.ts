@@ -42,7 +42,11 @@ const publicPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: `The per-draw probability of each pool entry is weight × remaining / Σ(weight × remaining). Drafts and archived packs are 404. ${cacheHeaders}`,
         operationId: 'getPack',
         params: PackParams,
-        response: { 200: WithHeaders(PublicPackDetail, CACHE_HEADERS, 'The pack and its live odds'), 304: NotModified, ...errorResponses(404) },
+        response: {
+          200: WithHeaders(PublicPackDetail, CACHE_HEADERS, 'The pack and its live odds'),
+          304: NotModified,
+          ...errorResponses(404),
+        },
       },
     },
     async (request, reply) =>

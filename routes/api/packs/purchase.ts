@@ -26,7 +26,12 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id/purchase',
     {
       config: { auth: 'user', idempotent: true },
-      preHandler: app.perCallerLimit({ name: 'purchase-start', max: startsPerMinute, windowMs: 60_000, what: 'purchases started' }),
+      preHandler: app.perCallerLimit({
+        name: 'purchase-start',
+        max: startsPerMinute,
+        windowMs: 60_000,
+        what: 'purchases started',
+      }),
       schema: {
         tags: ['Packs'],
         summary: 'Start a purchase: reserve one pack',
@@ -40,7 +45,10 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ].join('\n'),
         operationId: 'startPurchase',
         params: PackParams,
-        response: { 201: WithHeaders(PurchaseResponse, REPLAYED, 'The purchase, pending'), ...errorResponses(404, 409, 429) },
+        response: {
+          201: WithHeaders(PurchaseResponse, REPLAYED, 'The purchase, pending'),
+          ...errorResponses(404, 409, 429),
+        },
       },
     },
     async (request, reply) => starts.send(request, reply, 201, request.params.id, { userId: callerOf(request).id }),
@@ -64,10 +72,14 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'completePurchase',
         params: PackParams,
         body: Type.Ref(CompletePurchaseBody),
-        response: { 200: WithHeaders(CompletedPurchaseResponse, REPLAYED, 'The completed purchase and the owned pack'), ...errorResponses(404, 409) },
+        response: {
+          200: WithHeaders(CompletedPurchaseResponse, REPLAYED, 'The completed purchase and the owned pack'),
+          ...errorResponses(404, 409),
+        },
       },
     },
-    async (request, reply) => completes.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
+    async (request, reply) =>
+      completes.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
   );
 
   app.delete(
@@ -104,7 +116,7 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Packs'],
         summary: 'Open an owned pack',
         description: [
-          'Draws `cardsPerPack` copies from the pool, gives each a serial number drawn at random among its entry\'s unminted serials, and adds the collectibles\' points to your score. Without `userPackId`, opens your oldest unopened pack of this kind.',
+          "Draws `cardsPerPack` copies from the pool, gives each a serial number drawn at random among its entry's unminted serials, and adds the collectibles' points to your score. Without `userPackId`, opens your oldest unopened pack of this kind.",
           'Opening an opened pack answers its stored result again. `fairness` reveals the server seed (check it against the `serverSeedHash` of the purchase), the client seed, the pool before the first draw and every draw: `npm run verify-open -- <saved response>` recomputes it, and docs/fairness.md explains how.',
           'The client seed is the one given here, else the one given when completing, else a random one.',
           '',
@@ -113,10 +125,14 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'openPack',
         params: PackParams,
         body: Type.Ref(OpenPackBody),
-        response: { 200: WithHeaders(OpenResultResponse, REPLAYED, 'The pulls and their fairness proof'), ...errorResponses(404, 409) },
+        response: {
+          200: WithHeaders(OpenResultResponse, REPLAYED, 'The pulls and their fairness proof'),
+          ...errorResponses(404, 409),
+        },
       },
     },
-    async (request, reply) => opens.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
+    async (request, reply) =>
+      opens.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
   );
 };
 

@@ -9,7 +9,8 @@ const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Products'],
         summary: 'Coin bundles on sale, with their prices',
-        description: 'Active bundles that have an active price, in `sortOrder`; each with its active prices (one per currency).',
+        description:
+          'Active bundles that have an active price, in `sortOrder`; each with its active prices (one per currency).',
         operationId: 'listProducts',
         response: { 200: ProductListResponse },
       },

@@ -26,7 +26,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'The signed-in caller, provisioned on first call',
         description:
           'The first verified token of a subject creates its user (just-in-time provisioning). ' +
-          '`isAdmin` is true for platform admins; `teams` lists the caller\'s team roles.',
+          "`isAdmin` is true for platform admins; `teams` lists the caller's team roles.",
         operationId: 'getCurrentUser',
         response: { 200: CurrentUserResponse },
       },
@@ -74,7 +74,11 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!app.sessions) throw new NotFoundError('sessions_disabled', 'Account deletion needs sessions, which are not enabled on this service.');
+      if (!app.sessions)
+        throw new NotFoundError(
+          'sessions_disabled',
+          'Account deletion needs sessions, which are not enabled on this service.',
+        );
       await app.sessions.deleteAccount(callerOf(request).token, bearerTokenOf(request));
       return reply.code(204).send(null);
     },

@@ -33,7 +33,8 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const verify = app.verifyStripeEvent;
-      if (!verify) throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
+      if (!verify)
+        throw new ServiceUnavailableError('checkout_unavailable', 'Checkout is not configured on this service.');
       const signature = request.headers['stripe-signature'];
       let event: ReturnType<typeof verify>;
       try {
@@ -41,7 +42,11 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         event = verify(request.body, signature);
       } catch (error) {
         request.log.warn({ reason: (error as Error).message }, 'Stripe webhook refused: bad signature');
-        throw new AppError(400, 'invalid_signature', 'The Stripe-Signature header does not match this body and secret, or is too old.');
+        throw new AppError(
+          400,
+          'invalid_signature',
+          'The Stripe-Signature header does not match this body and secret, or is too old.',
+        );
       }
       await app.checkout.handleEvent(event);
       return { received: true as const };

@@ -41,7 +41,11 @@ const getMe = (app: App, token?: string) =>
 const patchMe = (app: App, token: string | undefined, payload: unknown) =>
   app.inject({ method: 'PATCH', url: '/api/user', headers: token ? bearer(token) : {}, payload: payload as object });
 const getAdminUser = (app: App, userId: string, token?: string) =>
-  app.inject({ method: 'GET', url: `/api/admin/users/${encodeURIComponent(userId)}`, headers: token ? bearer(token) : {} });
+  app.inject({
+    method: 'GET',
+    url: `/api/admin/users/${encodeURIComponent(userId)}`,
+    headers: token ? bearer(token) : {},
+  });
 
 async function rowsFor(app: App, id: string) {
   return app.db.orm.select().from(users).where(eq(users.id, id));
@@ -83,7 +87,13 @@ t.test('with the default test configuration', async (t) => {
       t.ok(row, 'row created');
       t.same(body, {
         success: true,
-        data: { id: 'jit-alice', displayName: 'Alice Liddell', isAdmin: false, teams: [], createdAt: row?.createdAt.toISOString() },
+        data: {
+          id: 'jit-alice',
+          displayName: 'Alice Liddell',
+          isAdmin: false,
+          teams: [],
+          createdAt: row?.createdAt.toISOString(),
+        },
       });
       t.match(body.data.createdAt, ISO);
       t.ok(Math.abs(Date.parse(body.data.createdAt) - before) < 60_000, 'createdAt is now');
@@ -154,14 +164,22 @@ t.test('with the default test configuration', async (t) => {
         ['jit-ctl-name', { name: '\tAl\u0007ice\r\n\u007f' }, 'Alice'],
         ['jit-ctl-only-name', { name: '\u0000\u0001\u001f', preferred_username: 'pref\u0000erred' }, 'preferred'],
         ['jit-ctl-blank-pref', { name: '\u0000', preferred_username: ' \u0000 ', nickname: 'nick' }, 'nick'],
-        ['jit-ctl-all-blank', { name: '\u0000', preferred_username: '\t', nickname: '\n', email: '\u007f' }, 'jit-ctl-all-blank'],
+        [
+          'jit-ctl-all-blank',
+          { name: '\u0000', preferred_username: '\t', nickname: '\n', email: '\u007f' },
+          'jit-ctl-all-blank',
+        ],
         ['jit-long-name', { name: 'L'.repeat(150) }, 'L'.repeat(100)],
         ['jit-emoji-name', { name: `${'e'.repeat(99)}😀😀` }, `${'e'.repeat(99)}😀`],
       ];
       for (const [sub, claims, expected] of cases) {
         const res = await getMe(app, tokenFor(sub, claims));
         t.equal(res.statusCode, 200, `${sub}: status 200 (got ${res.statusCode})`);
-        t.equal(res.json<CurrentUserBody>().data.displayName, expected, `${sub} answers ${JSON.stringify(expected.slice(0, 20))}…`);
+        t.equal(
+          res.json<CurrentUserBody>().data.displayName,
+          expected,
+          `${sub} answers ${JSON.stringify(expected.slice(0, 20))}…`,
+        );
         t.equal((await app.users.findById(sub))?.displayName, expected, `${sub} stores the same`);
       }
     });
@@ -249,21 +267,31 @@ t.test('with the default test configuration', async (t) => {
     t.test('an id of 128 characters is valid (404), 129 is 400 validation_failed', async (t) => {
       expectError(t, await getAdminUser(app, 'a'.repeat(128), adminToken), 404, 'user_not_found');
       const body = expectError(t, await getAdminUser(app, 'a'.repeat(129), adminToken), 400, 'validation_failed');
-      t.same(body.error.details?.map((detail) => detail.path), ['/params/userId']);
+      t.same(
+        body.error.details?.map((detail) => detail.path),
+        ['/params/userId'],
+      );
       expectError(t, await getAdminUser(app, 'b'.repeat(200), adminToken), 400, 'validation_failed');
     });
     t.test('authentication comes before validation: an over-long id without a token is 401, not 400', async (t) => {
       expectError(t, await getAdminUser(app, 'a'.repeat(129)), 401, 'missing_credentials');
       expectError(t, await getAdminUser(app, 'a'.repeat(129), userToken), 403, 'forbidden');
     });
-    t.test('an id containing a NUL character (/%00abc) is 400 validation_failed for an admin, not 404 or 500', async (t) => {
-      const res = await app.inject({ method: 'GET', url: '/api/admin/users/%00abc', headers: bearer(adminToken) });
-      const body = expectError(t, res, 400, 'validation_failed');
-      t.same(body.error.details, [{ path: '/params/userId', message: 'must not contain NUL characters' }]);
-      t.notOk(res.body.includes('\u0000'), 'the NUL is not echoed');
-      const inside = expectError(t, await getAdminUser(app, 'adm\u0000target', adminToken), 400, 'validation_failed');
-      t.same(inside.error.details?.map((detail) => detail.path), ['/params/userId'], 'a NUL inside an id too');
-    });
+    t.test(
+      'an id containing a NUL character (/%00abc) is 400 validation_failed for an admin, not 404 or 500',
+      async (t) => {
+        const res = await app.inject({ method: 'GET', url: '/api/admin/users/%00abc', headers: bearer(adminToken) });
+        const body = expectError(t, res, 400, 'validation_failed');
+        t.same(body.error.details, [{ path: '/params/userId', message: 'must not contain NUL characters' }]);
+        t.notOk(res.body.includes('\u0000'), 'the NUL is not echoed');
+        const inside = expectError(t, await getAdminUser(app, 'adm\u0000target', adminToken), 400, 'validation_failed');
+        t.same(
+          inside.error.details?.map((detail) => detail.path),
+          ['/params/userId'],
+          'a NUL inside an id too',
+        );
+      },
+    );
     t.test('a NUL id is still 401 without a token and 403 for a non-admin (authentication first)', async (t) => {
       expectError(t, await getAdminUser(app, '\u0000abc'), 401, 'missing_credentials');
       expectError(t, await getAdminUser(app, '\u0000abc', userToken), 403, 'forbidden');
@@ -285,7 +313,13 @@ t.test('with the default test configuration', async (t) => {
       const row = await app.users.findById('patch-alice');
       t.same(body, {
         success: true,
-        data: { id: 'patch-alice', displayName: 'Alice Liddell', isAdmin: false, teams: [], createdAt: row?.createdAt.toISOString() },
+        data: {
+          id: 'patch-alice',
+          displayName: 'Alice Liddell',
+          isAdmin: false,
+          teams: [],
+          createdAt: row?.createdAt.toISOString(),
+        },
       });
       t.equal(row?.displayName, 'Alice Liddell');
     });
@@ -323,7 +357,11 @@ t.test('with the default test configuration', async (t) => {
       for (const [name, payload, paths] of cases) {
         const res = await patchMe(app, token, payload);
         const body = expectError(t, res, 400, 'validation_failed');
-        t.same([...new Set(body.error.details?.map((detail) => detail.path))], paths, `${name}: details name ${paths.join(', ')}`);
+        t.same(
+          [...new Set(body.error.details?.map((detail) => detail.path))],
+          paths,
+          `${name}: details name ${paths.join(', ')}`,
+        );
       }
       t.equal((await app.users.findById('patch-alice'))?.displayName, 'Alice L.', 'unchanged');
     });
@@ -331,8 +369,14 @@ t.test('with the default test configuration', async (t) => {
     t.test('a displayName containing a NUL character is 400 validation_failed at /displayName, not 500', async (t) => {
       const res = await patchMe(app, token, { displayName: 'Alice\u0000Evil' });
       const body = expectError(t, res, 400, 'validation_failed');
-      t.same(body.error.details?.map((detail) => detail.path), ['/displayName']);
-      t.same(body.error.details?.map((detail) => detail.message), ['must not contain NUL characters']);
+      t.same(
+        body.error.details?.map((detail) => detail.path),
+        ['/displayName'],
+      );
+      t.same(
+        body.error.details?.map((detail) => detail.message),
+        ['must not contain NUL characters'],
+      );
       t.notOk(res.body.includes('Evil'), 'the value is not echoed');
       t.equal((await app.users.findById('patch-alice'))?.displayName, 'Alice L.', 'unchanged');
     });
@@ -341,7 +385,12 @@ t.test('with the default test configuration', async (t) => {
       // [name, body, the pointer of the NUL, the unknown field (if any)]
       const cases: Array<[string, unknown, string, string?]> = [
         ['an extra string field', { displayName: 'Valid Name', extra: 'x\u0000' }, '/extra', '/extra'],
-        ['a nested object', { displayName: 'Valid Name', extra: { deeper: { value: 'x\u0000' } } }, '/extra/deeper/value', '/extra'],
+        [
+          'a nested object',
+          { displayName: 'Valid Name', extra: { deeper: { value: 'x\u0000' } } },
+          '/extra/deeper/value',
+          '/extra',
+        ],
         ['an array item', { displayName: 'Valid Name', extra: ['ok', '\u0000'] }, '/extra/1', '/extra'],
         ['a lone NUL as the display name', { displayName: '\u0000' }, '/displayName'],
       ];
@@ -354,7 +403,9 @@ t.test('with the default test configuration', async (t) => {
           details.every(
             (detail) =>
               (detail.message === 'must not contain NUL characters' && detail.path === nulPath) ||
-              (unknownPath !== undefined && detail.message === 'is not an accepted field' && detail.path === unknownPath),
+              (unknownPath !== undefined &&
+                detail.message === 'is not an accepted field' &&
+                detail.path === unknownPath),
           ),
           `${name}: names the NUL at ${nulPath}${unknownPath ? ` or the unknown field ${unknownPath}` : ''} (${JSON.stringify(details)})`,
         );
@@ -511,8 +562,20 @@ t.test('claimMatches', async (t) => {
   t.equal(claimMatches({ level: [1, 2] }, { name: 'level', value: '2' }), true, 'numeric array item');
   t.equal(claimMatches({ admin: true }, { name: 'admin', value: 'true' }), true, 'boolean true matches "true"');
   t.equal(claimMatches({ admin: false }, { name: 'admin', value: 'true' }), false);
-  t.equal(claimMatches({ realm_access: { roles: ['platform-admin'] } }, { name: 'realm_access.roles', value: 'platform-admin' }), true);
-  t.equal(claimMatches({ realm_access: { roles: 'platform-admin' } }, { name: 'realm_access.roles', value: 'platform-admin' }), true);
+  t.equal(
+    claimMatches(
+      { realm_access: { roles: ['platform-admin'] } },
+      { name: 'realm_access.roles', value: 'platform-admin' },
+    ),
+    true,
+  );
+  t.equal(
+    claimMatches(
+      { realm_access: { roles: 'platform-admin' } },
+      { name: 'realm_access.roles', value: 'platform-admin' },
+    ),
+    true,
+  );
   t.equal(claimMatches({ realm_access: {} }, { name: 'realm_access.roles', value: 'platform-admin' }), false);
   t.equal(claimMatches({ realm_access: null }, { name: 'realm_access.roles', value: 'platform-admin' }), false);
 });
@@ -525,7 +588,11 @@ t.test('isPlatformAdmin', async (t) => {
   t.equal(isPlatformAdmin({ id: 'carol', role: 'user', claims: {} }, ids), false, 'unlisted id');
   t.equal(isPlatformAdmin({ id: 'carol', role: 'admin', claims: {} }, none), true, 'role admin');
   t.equal(isPlatformAdmin({ id: 'carol', role: 'user', claims: { role: 'admin' } }, claim), true, 'admin claim');
-  t.equal(isPlatformAdmin({ id: 'carol', role: 'user', claims: { role: 'admin' } }, none), false, 'claim without a policy claim');
+  t.equal(
+    isPlatformAdmin({ id: 'carol', role: 'user', claims: { role: 'admin' } }, none),
+    false,
+    'claim without a policy claim',
+  );
   t.equal(isPlatformAdmin({ id: 'carol', role: 'user', claims: { role: 'user' } }, claim), false);
   t.equal(isPlatformAdmin({ id: 'carol', role: 'user', claims: {} }, none), false, 'none of these');
   t.equal(isPlatformAdmin({ id: 'carol', role: 'Admin', claims: {} }, none), false, 'role is case-sensitive');
@@ -533,7 +600,11 @@ t.test('isPlatformAdmin', async (t) => {
 
 t.test('displayNameFromClaims', async (t) => {
   t.equal(displayNameFromClaims('sub-1', { name: 'Alice', preferred_username: 'alice' }), 'Alice', 'name first');
-  t.equal(displayNameFromClaims('sub-1', { preferred_username: 'alice', nickname: 'al' }), 'alice', 'then preferred_username');
+  t.equal(
+    displayNameFromClaims('sub-1', { preferred_username: 'alice', nickname: 'al' }),
+    'alice',
+    'then preferred_username',
+  );
   t.equal(displayNameFromClaims('sub-1', { nickname: 'al', email: 'a@x' }), 'al', 'then nickname');
   t.equal(displayNameFromClaims('sub-1', { email: 'a@x' }), 'a@x', 'then email');
   t.equal(displayNameFromClaims('sub-1', {}), 'sub-1', 'else the sub');
@@ -545,12 +616,28 @@ t.test('displayNameFromClaims', async (t) => {
   t.equal(displayNameFromClaims('sub-1', { name: { first: 'A' } }), 'sub-1', 'object name skipped');
   t.equal(displayNameFromClaims('sub-1', { name: '  Alice  ' }), 'Alice', 'trimmed');
   t.equal(displayNameFromClaims('sub-1', { name: 'x'.repeat(500) }), 'x'.repeat(100), 'capped at 100 characters');
-  t.equal(displayNameFromClaims('sub-1', { name: `${'x'.repeat(99)}😀😀` }), `${'x'.repeat(99)}😀`, 'capped at 100 code points');
+  t.equal(
+    displayNameFromClaims('sub-1', { name: `${'x'.repeat(99)}😀😀` }),
+    `${'x'.repeat(99)}😀`,
+    'capped at 100 code points',
+  );
   t.equal(displayNameFromClaims('sub-1', { given_name: 'G', family_name: 'F' }), 'sub-1', 'other claims are not used');
   t.equal(displayNameFromClaims('sub-1', { name: 'Mallory\u0000' }), 'Mallory', 'a NUL is removed');
-  t.equal(displayNameFromClaims('sub-1', { name: 'A\u0000l\u001fi\u007fce' }), 'Alice', 'every control character is removed');
-  t.equal(displayNameFromClaims('sub-1', { name: '\u0000', preferred_username: 'p' }), 'p', 'a name empty once cleaned falls through');
-  t.equal(displayNameFromClaims('sub-1', { name: '\t\n', preferred_username: '\u0000 ', nickname: 'n' }), 'n', 'to nickname');
+  t.equal(
+    displayNameFromClaims('sub-1', { name: 'A\u0000l\u001fi\u007fce' }),
+    'Alice',
+    'every control character is removed',
+  );
+  t.equal(
+    displayNameFromClaims('sub-1', { name: '\u0000', preferred_username: 'p' }),
+    'p',
+    'a name empty once cleaned falls through',
+  );
+  t.equal(
+    displayNameFromClaims('sub-1', { name: '\t\n', preferred_username: '\u0000 ', nickname: 'n' }),
+    'n',
+    'to nickname',
+  );
   t.equal(displayNameFromClaims('sub-1', { name: '\u0000', nickname: '\u0001', email: 'e@x' }), 'e@x', 'to email');
   t.equal(displayNameFromClaims('sub-1', { name: '\u0000', email: '\u007f' }), 'sub-1', 'to the sub');
 });
@@ -582,11 +669,22 @@ t.test('cleanDisplayName', async (t) => {
     t.equal(cleanDisplayName('n'.repeat(10_000)), 'n'.repeat(100), '10 000 cut to 100');
     const emoji = '\u{1F600}';
     t.equal(emoji.length, 2, 'the emoji is two UTF-16 units');
-    t.equal(cleanDisplayName(`${'a'.repeat(99)}${emoji}`), `${'a'.repeat(99)}${emoji}`, 'an emoji as the 100th code point is kept whole (101 units)');
+    t.equal(
+      cleanDisplayName(`${'a'.repeat(99)}${emoji}`),
+      `${'a'.repeat(99)}${emoji}`,
+      'an emoji as the 100th code point is kept whole (101 units)',
+    );
     t.equal(cleanDisplayName(`${'a'.repeat(99)}${emoji}z`), `${'a'.repeat(99)}${emoji}`, 'cut after the emoji');
-    t.equal(cleanDisplayName(`${'a'.repeat(100)}${emoji}`), 'a'.repeat(100), 'an emoji as the 101st code point is dropped whole');
+    t.equal(
+      cleanDisplayName(`${'a'.repeat(100)}${emoji}`),
+      'a'.repeat(100),
+      'an emoji as the 101st code point is dropped whole',
+    );
     t.equal(cleanDisplayName(emoji.repeat(150)), emoji.repeat(100), '100 emoji (200 units)');
-    for (const result of [cleanDisplayName(`${'a'.repeat(99)}${emoji}${emoji}`), cleanDisplayName(`${'a'.repeat(100)}${emoji}`)]) {
+    for (const result of [
+      cleanDisplayName(`${'a'.repeat(99)}${emoji}${emoji}`),
+      cleanDisplayName(`${'a'.repeat(100)}${emoji}`),
+    ]) {
       t.notMatch(result, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/, 'no lone surrogate');
       t.ok(Array.from(result).length <= MAX_DISPLAY_NAME_LENGTH, 'at most 100 code points');
     }

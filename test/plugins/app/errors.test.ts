@@ -67,7 +67,12 @@ t.test('400 validation_failed: bodies are strict, every error reported with its 
   t.equal(ok.statusCode, 200, 'a valid body passes');
   t.equal(ok.json().data.displayName, 'Alice L.');
 
-  const unknown = expectError(t, await patchUser({ displayName: 'A', extra: 1 }, { 'x-request-id': 'val-1' }), 400, 'validation_failed');
+  const unknown = expectError(
+    t,
+    await patchUser({ displayName: 'A', extra: 1 }, { 'x-request-id': 'val-1' }),
+    400,
+    'validation_failed',
+  );
   t.equal(unknown.error.requestId, 'val-1');
   t.equal(unknown.error.message, 'The request is not valid.');
   t.same(unknown.error.details, [{ path: '/extra', message: 'is not an accepted field' }]);
@@ -79,7 +84,10 @@ t.test('400 validation_failed: bodies are strict, every error reported with its 
   t.same(missing.error.details, [{ path: '/displayName', message: 'is required' }]);
 
   const blank = expectError(t, await patchUser({ displayName: '   ' }), 400, 'validation_failed');
-  t.same(blank.error.details?.map((d) => d.path), ['/displayName']);
+  t.same(
+    blank.error.details?.map((d) => d.path),
+    ['/displayName'],
+  );
 
   const notObject = expectError(t, await patchUser([{ displayName: 'A' }]), 400, 'validation_failed');
   t.same(notObject.error.details, [{ path: '/', message: 'must be object' }]);
@@ -121,7 +129,11 @@ t.test('401 with a WWW-Authenticate challenge', async (t) => {
   expectError(t, none, 401, 'missing_credentials');
   t.equal(none.headers['www-authenticate'], 'Bearer realm="api"');
 
-  const forged = await app.inject({ method: 'GET', url: '/api/user', headers: bearer(tokenFor('alice', {}, 'z'.repeat(48))) });
+  const forged = await app.inject({
+    method: 'GET',
+    url: '/api/user',
+    headers: bearer(tokenFor('alice', {}, 'z'.repeat(48))),
+  });
   expectError(t, forged, 401, 'invalid_token');
   t.match(forged.headers['www-authenticate'], /^Bearer realm="api", error="invalid_token", error_description="[^"]+"$/);
 });
@@ -134,19 +146,39 @@ t.test('403 forbidden for a signed-in non-admin; 404 for an unknown user', async
 });
 
 t.test('404 route_not_found for unknown routes, in the envelope', async (t) => {
-  const get = expectError(t, await app.inject({ method: 'GET', url: '/api/nope?token=secret' }), 404, 'route_not_found');
+  const get = expectError(
+    t,
+    await app.inject({ method: 'GET', url: '/api/nope?token=secret' }),
+    404,
+    'route_not_found',
+  );
   t.equal(get.error.message, 'No route GET /api/nope.', 'the query string is not echoed');
-  const post = expectError(t, await app.inject({ method: 'POST', url: '/api/nope', payload: { a: 1 } }), 404, 'route_not_found');
+  const post = expectError(
+    t,
+    await app.inject({ method: 'POST', url: '/api/nope', payload: { a: 1 } }),
+    404,
+    'route_not_found',
+  );
   t.equal(post.error.message, 'No route POST /api/nope.');
-  const put = expectError(t, await app.inject({ method: 'PUT', url: '/api/user', headers: alice }), 404, 'route_not_found');
+  const put = expectError(
+    t,
+    await app.inject({ method: 'PUT', url: '/api/user', headers: alice }),
+    404,
+    'route_not_found',
+  );
   t.equal(put.error.message, 'No route PUT /api/user.');
-  const weird = expectError(t, await app.inject({ method: 'GET', url: '/api/100%25off/%7Bx%7D' }), 404, 'route_not_found');
+  const weird = expectError(
+    t,
+    await app.inject({ method: 'GET', url: '/api/100%25off/%7Bx%7D' }),
+    404,
+    'route_not_found',
+  );
   t.equal(weird.error.message, 'No route GET /api/100%25off/%7Bx%7D.');
   const outside = await app.inject({ method: 'GET', url: '/nowhere' });
   expectError(t, outside, 404, 'route_not_found');
 });
 
-t.test('a bad percent-encoding is a 400 bad_request envelope, not Fastify\'s default body', async (t) => {
+t.test("a bad percent-encoding is a 400 bad_request envelope, not Fastify's default body", async (t) => {
   for (const url of ['/api/%E0%A4%A', '/api/50%', '/api/admin/users/%E0%A4%A']) {
     const res = await app.inject({ method: 'GET', url, headers: { 'x-request-id': 'bad-url-1' } });
     t.equal(res.statusCode, 400, url);
@@ -159,7 +191,11 @@ t.test('a bad percent-encoding is a 400 bad_request envelope, not Fastify\'s def
 });
 
 t.test('414 uri_too_long for an over-long path parameter, in the envelope', async (t) => {
-  const res = await app.inject({ method: 'GET', url: `/api/admin/users/${'x'.repeat(300)}`, headers: { 'x-request-id': 'long-1' } });
+  const res = await app.inject({
+    method: 'GET',
+    url: `/api/admin/users/${'x'.repeat(300)}`,
+    headers: { 'x-request-id': 'long-1' },
+  });
   t.equal(res.statusCode, 414);
   t.match(res.headers['content-type'], /^application\/json/);
   t.same(res.json(), {
@@ -173,7 +209,11 @@ t.test('router-level 400/414 answers carry x-request-id, equal to error.requestI
   t.equal(res.statusCode, 400);
   t.equal(res.headers['x-request-id'], 'bad-url-2');
   t.equal(expectError(t, res, 400, 'bad_request').error.requestId, 'bad-url-2');
-  const long = await app.inject({ method: 'GET', url: `/api/admin/users/${'x'.repeat(300)}`, headers: { 'x-request-id': 'long-2' } });
+  const long = await app.inject({
+    method: 'GET',
+    url: `/api/admin/users/${'x'.repeat(300)}`,
+    headers: { 'x-request-id': 'long-2' },
+  });
   t.equal(long.statusCode, 414);
   t.equal(long.headers['x-request-id'], 'long-2');
   t.equal(expectError(t, long, 414, 'uri_too_long').error.requestId, 'long-2');
@@ -255,12 +295,17 @@ function rawRequest(port: number, data: string, waitMs = 3000, drip?: string): P
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-
 /**
  * The raw envelope Node's parser errors get: no Fastify request exists, so the id is generated on
  * the spot (a UUID), sent as x-request-id and repeated as error.requestId. Returns that id.
  */
-function expectRawError(t: Test, res: RawResponse | undefined, status: number, code: string, message: string): string | undefined {
+function expectRawError(
+  t: Test,
+  res: RawResponse | undefined,
+  status: number,
+  code: string,
+  message: string,
+): string | undefined {
   if (!res) {
     t.fail(`no HTTP response (expected ${status})`);
     return undefined;
@@ -271,11 +316,15 @@ function expectRawError(t: Test, res: RawResponse | undefined, status: number, c
   t.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body));
   const requestId = res.headers['x-request-id'];
   t.match(requestId, UUID, 'x-request-id is a generated UUID');
-  t.same(JSON.parse(res.body), { success: false, error: { code, message, requestId } }, 'the envelope, with the same id');
+  t.same(
+    JSON.parse(res.body),
+    { success: false, error: { code, message, requestId } },
+    'the envelope, with the same id',
+  );
   return requestId;
 }
 
-t.test('a real server answers what Node\'s parser refuses in the envelope (408, 431)', async (t) => {
+t.test("a real server answers what Node's parser refuses in the envelope (408, 431)", async (t) => {
   const listening = await buildTestApp(t, { REQUEST_TIMEOUT: '500 ms' });
   await listening.listen({ port: 0, host: '127.0.0.1' });
   const port = (listening.server.address() as AddressInfo).port;
@@ -283,7 +332,10 @@ t.test('a real server answers what Node\'s parser refuses in the envelope (408, 
   await t.test('408 request_timeout: a request head that never completes', async (t) => {
     const res = await rawRequest(port, 'GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ', 3000);
     expectRawError(t, res, 408, 'request_timeout', 'The request took too long to arrive.');
-    t.ok(res && res.elapsedMs >= 400 && res.elapsedMs < 10_000, `answered after the 500 ms timeout, not the 30 s default (${res?.elapsedMs} ms)`);
+    t.ok(
+      res && res.elapsedMs >= 400 && res.elapsedMs < 10_000,
+      `answered after the 500 ms timeout, not the 30 s default (${res?.elapsedMs} ms)`,
+    );
     // The server still answers normal requests.
     const ok = await rawRequest(port, 'GET /api/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     t.equal(ok?.status, 200);
@@ -295,7 +347,10 @@ t.test('a real server answers what Node\'s parser refuses in the envelope (408, 
       'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"displayName"';
     const res = await rawRequest(port, head, 3000);
     expectRawError(t, res, 408, 'request_timeout', 'The request took too long to arrive.');
-    t.ok(res && res.elapsedMs >= 400 && res.elapsedMs < 10_000, `answered after the 500 ms timeout, not the 30 s default (${res?.elapsedMs} ms)`);
+    t.ok(
+      res && res.elapsedMs >= 400 && res.elapsedMs < 10_000,
+      `answered after the 500 ms timeout, not the 30 s default (${res?.elapsedMs} ms)`,
+    );
   });
 
   await t.test('408 request_timeout: a body that keeps trickling past REQUEST_TIMEOUT', async (t) => {
@@ -304,11 +359,17 @@ t.test('a real server answers what Node\'s parser refuses in the envelope (408, 
       'Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{"displayName":"';
     const res = await rawRequest(port, head, 4000, 'x');
     expectRawError(t, res, 408, 'request_timeout', 'The request took too long to arrive.');
-    t.ok(res && res.elapsedMs >= 400 && res.elapsedMs < 10_000, `answered after the 500 ms timeout, not the 30 s default (${res?.elapsedMs} ms)`);
+    t.ok(
+      res && res.elapsedMs >= 400 && res.elapsedMs < 10_000,
+      `answered after the 500 ms timeout, not the 30 s default (${res?.elapsedMs} ms)`,
+    );
   });
 
   await t.test('431 headers_too_large over 16 KiB of headers', async (t) => {
-    const big = await rawRequest(port, `GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+    const big = await rawRequest(
+      port,
+      `GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`,
+    );
     expectRawError(t, big, 431, 'headers_too_large', 'The request headers are too large.');
     const fits = await rawRequest(
       port,
@@ -404,7 +465,10 @@ t.test('503 overloaded when the event loop lags over MAX_EVENT_LOOP_DELAY', asyn
 });
 
 t.test('past CATALOG_MAX_EVENT_LOOP_DELAY the public catalog waits 100 ms; other routes do not', async (t) => {
-  const pressured = await buildTestApp(t, { MAX_EVENT_LOOP_DELAY: '10 seconds', CATALOG_MAX_EVENT_LOOP_DELAY: '20 ms' });
+  const pressured = await buildTestApp(t, {
+    MAX_EVENT_LOOP_DELAY: '10 seconds',
+    CATALOG_MAX_EVENT_LOOP_DELAY: '20 ms',
+  });
   const timed = async (url: string) => {
     const started = performance.now();
     const res = await pressured.inject({ method: 'GET', url });
@@ -432,19 +496,31 @@ t.test('past CATALOG_MAX_EVENT_LOOP_DELAY the public catalog waits 100 ms; other
 });
 
 t.test('toErrorResponse maps every kind of failure (pure)', async (t) => {
-  const conflict = toErrorResponse(new ConflictError('sold_out', 'Sold out.', [{ path: '/quantity', message: 'too many' }]), 'r-1');
+  const conflict = toErrorResponse(
+    new ConflictError('sold_out', 'Sold out.', [{ path: '/quantity', message: 'too many' }]),
+    'r-1',
+  );
   t.same(conflict, {
     statusCode: 409,
     body: {
       success: false,
-      error: { code: 'sold_out', message: 'Sold out.', details: [{ path: '/quantity', message: 'too many' }], requestId: 'r-1' },
+      error: {
+        code: 'sold_out',
+        message: 'Sold out.',
+        details: [{ path: '/quantity', message: 'too many' }],
+        requestId: 'r-1',
+      },
     },
     headers: {},
     internal: false,
   });
 
   const noId = toErrorResponse(new AppError(418, 'teapot', 'I am a teapot.'));
-  t.same(noId.body, { success: false, error: { code: 'teapot', message: 'I am a teapot.' } }, 'no requestId key without an id');
+  t.same(
+    noId.body,
+    { success: false, error: { code: 'teapot', message: 'I am a teapot.' } },
+    'no requestId key without an id',
+  );
   t.equal(noId.statusCode, 418);
 
   t.same(toErrorResponse(new UnauthorizedError('missing_credentials', 'Needs a token.')).headers, {
@@ -480,12 +556,21 @@ t.test('toErrorResponse maps every kind of failure (pure)', async (t) => {
     const response = toErrorResponse(unknown, 'r-2');
     t.same(
       response,
-      { statusCode: 500, body: { success: false, error: { code: 'internal_error', message: generic, requestId: 'r-2' } }, headers: {}, internal: true },
+      {
+        statusCode: 500,
+        body: { success: false, error: { code: 'internal_error', message: generic, requestId: 'r-2' } },
+        headers: {},
+        internal: true,
+      },
       String(unknown),
     );
   }
 
-  const tooLarge = toErrorResponse({ code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413, message: 'Request body is too large' });
+  const tooLarge = toErrorResponse({
+    code: 'FST_ERR_CTP_BODY_TOO_LARGE',
+    statusCode: 413,
+    message: 'Request body is too large',
+  });
   t.same(tooLarge, {
     statusCode: 413,
     body: { success: false, error: { code: 'payload_too_large', message: 'The request body is too large.' } },
@@ -501,13 +586,19 @@ t.test('toErrorResponse maps every kind of failure (pure)', async (t) => {
   t.equal(toErrorResponse({ statusCode: 429 }).body.error.message, 'Too many requests; slow down.');
 
   const pluginUnavailable = toErrorResponse({ statusCode: 503, message: 'internal detail' });
-  t.same(pluginUnavailable.body.error, { code: 'service_unavailable', message: 'The service is overloaded; try again shortly.' });
+  t.same(pluginUnavailable.body.error, {
+    code: 'service_unavailable',
+    message: 'The service is overloaded; try again shortly.',
+  });
   t.same(pluginUnavailable.headers, { 'retry-after': '5' });
 
   const multiLine = toErrorResponse({ statusCode: 400, message: 'Bad header value\n    at secret (/srv/app.js:1:1)' });
   t.same(multiLine.body.error, { code: 'bad_request', message: 'Bad header value' }, 'cut to its first line');
   t.equal(toErrorResponse({ statusCode: 400, message: 'x'.repeat(300) }).body.error.message, 'x'.repeat(200));
-  t.equal(toErrorResponse({ statusCode: 400, message: '\nonly later' }).body.error.message, 'The request could not be processed.');
+  t.equal(
+    toErrorResponse({ statusCode: 400, message: '\nonly later' }).body.error.message,
+    'The request could not be processed.',
+  );
   t.equal(toErrorResponse({ statusCode: 404, message: 'gone' }).body.error.code, 'not_found');
   t.equal(toErrorResponse({ statusCode: 408, message: 'slow' }).body.error.code, 'request_timeout');
   t.equal(toErrorResponse({ statusCode: 409, message: 'x' }).body.error.code, 'bad_request');
@@ -529,10 +620,19 @@ t.test('a null or undefined rejection is a 500 in the envelope too', async (t) =
   for (const value of [null, undefined]) {
     t.same(
       toErrorResponse(value, 'r-3'),
-      { statusCode: 500, body: { success: false, error: { code: 'internal_error', message: generic, requestId: 'r-3' } }, headers: {}, internal: true },
+      {
+        statusCode: 500,
+        body: { success: false, error: { code: 'internal_error', message: generic, requestId: 'r-3' } },
+        headers: {},
+        internal: true,
+      },
       `toErrorResponse(${value})`,
     );
-    t.same(toErrorResponse(value).body, { success: false, error: { code: 'internal_error', message: generic } }, `${value} without an id`);
+    t.same(
+      toErrorResponse(value).body,
+      { success: false, error: { code: 'internal_error', message: generic } },
+      `${value} without an id`,
+    );
   }
 
   // Through the real app: a handler and a hook that reject with null / undefined.
@@ -546,7 +646,9 @@ t.test('a null or undefined rejection is a 500 in the envelope too', async (t) =
   real.get('/api/test/throws-null', { config: { auth: 'public' }, schema: misc }, async () => {
     throw null;
   });
-  real.get('/api/test/rejects-undefined', { config: { auth: 'public' }, schema: misc }, () => Promise.reject(undefined));
+  real.get('/api/test/rejects-undefined', { config: { auth: 'public' }, schema: misc }, () =>
+    Promise.reject(undefined),
+  );
   real.get(
     '/api/test/hook-throws-null',
     {
@@ -558,9 +660,18 @@ t.test('a null or undefined rejection is a 500 in the envelope too', async (t) =
     },
     async () => 'unreachable',
   );
-  real.get('/api/test/hook-rejects-undefined', { config: { auth: 'public' }, schema: misc, onRequest: () => Promise.reject(undefined) }, async () => 'unreachable');
+  real.get(
+    '/api/test/hook-rejects-undefined',
+    { config: { auth: 'public' }, schema: misc, onRequest: () => Promise.reject(undefined) },
+    async () => 'unreachable',
+  );
   await real.ready();
-  for (const url of ['/api/test/throws-null', '/api/test/rejects-undefined', '/api/test/hook-throws-null', '/api/test/hook-rejects-undefined']) {
+  for (const url of [
+    '/api/test/throws-null',
+    '/api/test/rejects-undefined',
+    '/api/test/hook-throws-null',
+    '/api/test/hook-rejects-undefined',
+  ]) {
     const res = await real.inject({ method: 'GET', url, headers: { 'x-request-id': 'nil-1' } });
     const body = expectError(t, res, 500, 'internal_error');
     // Exactly the generic envelope: no TypeError text, no FST_ERR_* code.
@@ -585,8 +696,18 @@ t.test('validationDetails names the field (pure)', async (t) => {
   t.same(
     validationDetails(
       [
-        { instancePath: '', keyword: 'required', params: { missingProperty: 'name' }, message: "must have required property 'name'" },
-        { instancePath: '/items/0', keyword: 'additionalProperties', params: { additionalProperty: 'x' }, message: 'must NOT have additional properties' },
+        {
+          instancePath: '',
+          keyword: 'required',
+          params: { missingProperty: 'name' },
+          message: "must have required property 'name'",
+        },
+        {
+          instancePath: '/items/0',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: 'x' },
+          message: 'must NOT have additional properties',
+        },
         { instancePath: '/quantity', keyword: 'type', params: { type: 'integer' }, message: 'must be integer' },
         { instancePath: '', keyword: 'type', message: 'must be object' },
         { keyword: 'something' },
@@ -604,9 +725,13 @@ t.test('validationDetails names the field (pure)', async (t) => {
   t.same(validationDetails([{ instancePath: '/userId', keyword: 'maxLength', message: 'too long' }], 'params'), [
     { path: '/params/userId', message: 'too long' },
   ]);
-  t.same(validationDetails([{ instancePath: '', keyword: 'required', params: { missingProperty: 'cursor' } }], 'querystring'), [
-    { path: '/querystring/cursor', message: 'is required' },
-  ]);
+  t.same(
+    validationDetails(
+      [{ instancePath: '', keyword: 'required', params: { missingProperty: 'cursor' } }],
+      'querystring',
+    ),
+    [{ path: '/querystring/cursor', message: 'is required' }],
+  );
   t.same(validationDetails([{ instancePath: '/a', message: 'bad' }], undefined), [{ path: '/a', message: 'bad' }]);
   t.same(validationDetails([], 'body'), []);
 });
@@ -621,7 +746,8 @@ t.test('the OpenAPI document declares the error responses each route can give', 
 
   const declares = (path: string, method: string, expected: string[]) => {
     const declared = statuses(path, method);
-    for (const status of expected) t.ok(declared.includes(status), `${method.toUpperCase()} ${path} declares ${status}`);
+    for (const status of expected)
+      t.ok(declared.includes(status), `${method.toUpperCase()} ${path} declares ${status}`);
   };
   declares('/api/user', 'patch', ['200', '400', '401', '413', '415', '429', '500', '503']);
   // 400 everywhere: any URL can be badly encoded, and any query string can hold a NUL.
@@ -629,7 +755,10 @@ t.test('the OpenAPI document declares the error responses each route can give', 
   declares('/api/health', 'get', ['200', '400', '500', '503']);
   declares('/api/admin/users/{userId}', 'get', ['200', '400', '401', '403', '404', '429', '500', '503']);
   for (const status of ['403', '413', '414', '415']) {
-    t.notOk(statuses('/api/user', 'get').includes(status), `GET /api/user (no body, no path parameter, any user) does not declare ${status}`);
+    t.notOk(
+      statuses('/api/user', 'get').includes(status),
+      `GET /api/user (no body, no path parameter, any user) does not declare ${status}`,
+    );
   }
   t.notOk(statuses('/api/user', 'patch').includes('403'), 'PATCH /api/user is for any user: no 403');
   t.notOk(statuses('/api/health', 'get').includes('401'), 'public, no 401');
@@ -637,13 +766,23 @@ t.test('the OpenAPI document declares the error responses each route can give', 
 
   // Each error status is one shared response, with the envelope and an example of that status.
   t.same(doc.paths['/api/user']?.patch?.responses['415'], { $ref: '#/components/responses/UnsupportedMediaType' });
-  const components = (doc as unknown as { components: { responses: Record<string, OpenApiOperation['responses'][string]>; schemas: Record<string, unknown> } }).components;
+  const components = (
+    doc as unknown as {
+      components: {
+        responses: Record<string, OpenApiOperation['responses'][string]>;
+        schemas: Record<string, unknown>;
+      };
+    }
+  ).components;
   const error = components.responses.UnsupportedMediaType;
   t.match(error?.description, /^Unsupported content type/);
   t.same(error?.content?.['application/json']?.schema, { $ref: '#/components/schemas/Error' });
   const schema = components.schemas.Error as {
     required: string[];
-    properties: { success: { enum?: unknown[]; const?: unknown }; error: { required: string[]; properties: Record<string, unknown> } };
+    properties: {
+      success: { enum?: unknown[]; const?: unknown };
+      error: { required: string[]; properties: Record<string, unknown> };
+    };
   };
   t.same(schema.required.sort(), ['error', 'success']);
   t.same(schema.properties.success.enum ?? [schema.properties.success.const], [false], 'success is false');
@@ -664,7 +803,10 @@ t.test('routes exempt from rate limiting do not declare 429; the others do', asy
     ['/api/user', 'patch'],
     ['/api/admin/users/{userId}', 'get'],
   ] as const) {
-    t.ok('429' in (doc.paths[path]?.[method]?.responses ?? {}), `${method.toUpperCase()} ${path} (rate limited) declares 429`);
+    t.ok(
+      '429' in (doc.paths[path]?.[method]?.responses ?? {}),
+      `${method.toUpperCase()} ${path} (rate limited) declares 429`,
+    );
   }
 
   // The rule follows the route's own config, not its path.
@@ -689,7 +831,9 @@ t.test('a documented route needs tags and a summary; hidden routes are left alon
   const bare = Fastify();
   t.teardown(() => bare.close());
   await bare.register(errorsPlugin);
-  t.throws(() => bare.get('/undocumented', async () => 'x'), { message: 'Route GET /undocumented needs schema.tags and schema.summary' });
+  t.throws(() => bare.get('/undocumented', async () => 'x'), {
+    message: 'Route GET /undocumented needs schema.tags and schema.summary',
+  });
   t.throws(() => bare.get('/no-summary', { schema: { tags: ['Misc'] } }, async () => 'x'), {
     message: /needs schema\.tags and schema\.summary/,
   });

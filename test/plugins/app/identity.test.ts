@@ -41,8 +41,17 @@ t.test('a subject with a BOM, a lone surrogate or an invisible character is a 40
   for (const sub of hostile) {
     const res = await app.inject({ url: '/api/user', headers: bearer(tokenFor(sub)) });
     t.equal(res.statusCode, 401, `${show(sub)}: 401`);
-    t.same(res.json().error, { code: 'invalid_token', message: 'The token is not valid.', requestId: res.headers['x-request-id'] }, 'and nothing says which check failed');
-    const write = await app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: bearer(tokenFor(sub)), payload: { name: 'Stolen' } });
+    t.same(
+      res.json().error,
+      { code: 'invalid_token', message: 'The token is not valid.', requestId: res.headers['x-request-id'] },
+      'and nothing says which check failed',
+    );
+    const write = await app.inject({
+      method: 'POST',
+      url: '/api/admin/collectibles',
+      headers: bearer(tokenFor(sub)),
+      payload: { name: 'Stolen' },
+    });
     t.equal(write.statusCode, 401, `${show(sub)}: an admin write is 401`);
   }
   t.equal(await app.users.findById(`\ufeff${ADMIN_ID}`), undefined, 'no row was provisioned for the BOM subject');
@@ -71,7 +80,12 @@ t.test('text with a BOM or astral characters is stored and read back exactly', a
   const token = tokenFor('dora');
   // Display names are trimmed (JavaScript counts U+FEFF as white space), so BOMs go inside.
   for (const displayName of ['Do\ufeffra', 'Dora 😀', 'a\ud83d\ude00é', 'Zoë\u0301']) {
-    const patched = await app.inject({ method: 'PATCH', url: '/api/user', headers: bearer(token), payload: { displayName } });
+    const patched = await app.inject({
+      method: 'PATCH',
+      url: '/api/user',
+      headers: bearer(token),
+      payload: { displayName },
+    });
     t.equal(patched.statusCode, 200);
     t.equal(patched.json().data.displayName, displayName, `${show(displayName)} answered as sent`);
     const read = await app.inject({ url: '/api/user', headers: bearer(token) });
@@ -79,23 +93,38 @@ t.test('text with a BOM or astral characters is stored and read back exactly', a
   }
   const admin = tokenFor('root', { role: 'admin' });
   const description = '\ufeffleading BOM, 😀, and a trailing BOM\ufeff';
-  const created = await app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: bearer(admin), payload: { name: 'Card', description } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/admin/collectibles',
+    headers: bearer(admin),
+    payload: { name: 'Card', description },
+  });
   const read = await app.inject({ url: `/api/admin/collectibles/${created.json().data.id}`, headers: bearer(admin) });
   t.equal(read.json().data.description, description, 'a description keeps its BOMs, as PostgreSQL stores them');
 });
 
-t.test('a user row read back with another id than the subject is refused (identity never rests on a round trip)', async (t) => {
-  const app = await buildTestApp(t, { ADMIN_USER_IDS: ADMIN_ID, LOG_LEVEL: 'silent' });
-  // A database that changes ids on the way in, as PGlite's decoder did on the way out.
-  await app.db.orm.execute(sql.raw(`
+t.test(
+  'a user row read back with another id than the subject is refused (identity never rests on a round trip)',
+  async (t) => {
+    const app = await buildTestApp(t, { ADMIN_USER_IDS: ADMIN_ID, LOG_LEVEL: 'silent' });
+    // A database that changes ids on the way in, as PGlite's decoder did on the way out.
+    await app.db.orm.execute(
+      sql.raw(`
     create function lowercase_user_id() returns trigger language plpgsql as $$
     begin new.id := lower(new.id); return new; end $$;
     create trigger lowercase_user_id before insert on users for each row execute function lowercase_user_id();
-  `));
-  const res = await app.inject({ url: '/api/user', headers: bearer(tokenFor('ADMIN-ID')) });
-  t.equal(res.statusCode, 500, 'refused');
-  t.equal(res.json().error.code, 'internal_error');
-  t.notMatch(res.body, /isAdmin/, 'never answered as the admin');
-  const again = await app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: bearer(tokenFor('ADMIN-ID')), payload: { name: 'x' } });
-  t.not(again.statusCode, 201, 'and no admin write goes through');
-});
+  `),
+    );
+    const res = await app.inject({ url: '/api/user', headers: bearer(tokenFor('ADMIN-ID')) });
+    t.equal(res.statusCode, 500, 'refused');
+    t.equal(res.json().error.code, 'internal_error');
+    t.notMatch(res.body, /isAdmin/, 'never answered as the admin');
+    const again = await app.inject({
+      method: 'POST',
+      url: '/api/admin/collectibles',
+      headers: bearer(tokenFor('ADMIN-ID')),
+      payload: { name: 'x' },
+    });
+    t.not(again.statusCode, 201, 'and no admin write goes through');
+  },
+);

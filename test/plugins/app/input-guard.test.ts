@@ -1,5 +1,10 @@
 import t from 'tap';
-import { findInputProblem, INPUT_LIMITS, textProblem, undeclaredBodyProblem } from '../../../plugins/app/input-guard.js';
+import {
+  findInputProblem,
+  INPUT_LIMITS,
+  textProblem,
+  undeclaredBodyProblem,
+} from '../../../plugins/app/input-guard.js';
 
 /** The rules every parsed input meets before validation (unit tests; the app tests send them as requests). */
 
@@ -38,7 +43,11 @@ t.test('lone surrogates are refused; pairs and other characters are fine', async
 t.test('depth, breadth and size are bounded, iteratively', async (t) => {
   let deep: unknown = 'x';
   for (let i = 0; i < 5000; i++) deep = [deep];
-  t.same(findInputProblem(deep), { path: `/${'0/'.repeat(INPUT_LIMITS.maxDepth - 1)}0`, message: 'is nested too deeply (more than 32 levels)' }, '5,000 levels: no stack overflow');
+  t.same(
+    findInputProblem(deep),
+    { path: `/${'0/'.repeat(INPUT_LIMITS.maxDepth - 1)}0`, message: 'is nested too deeply (more than 32 levels)' },
+    '5,000 levels: no stack overflow',
+  );
   let deepObject: Record<string, unknown> = {};
   for (let i = 0; i < 5000; i++) deepObject = { a: deepObject };
   t.match(findInputProblem(deepObject)?.message, /nested too deeply/);
@@ -48,14 +57,23 @@ t.test('depth, breadth and size are bounded, iteratively', async (t) => {
 
   const wide = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, i]));
   t.same(findInputProblem(wide), { path: '/', message: 'has too many fields (60000; at most 100)' });
-  t.equal(findInputProblem(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]))), undefined, '100 fields are fine');
+  t.equal(
+    findInputProblem(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]))),
+    undefined,
+    '100 fields are fine',
+  );
   t.match(findInputProblem({ list: Array.from({ length: 20_000 }, () => 1) })?.message, /too many values/);
   t.equal(findInputProblem({ list: Array.from({ length: 5_000 }, () => 'x') }), undefined, '5,000 values are fine');
 });
 
 t.test('a route that declares no body: nothing, {} or raw bytes pass; anything else is refused', async (t) => {
-  for (const fine of [undefined, {}, Buffer.from('{"raw":true}')]) t.equal(undeclaredBodyProblem(fine), undefined, String(fine));
+  for (const fine of [undefined, {}, Buffer.from('{"raw":true}')])
+    t.equal(undeclaredBodyProblem(fine), undefined, String(fine));
   for (const refused of [{ x: 1 }, [], [1], null, 'text', 0, false, { '': undefined }]) {
-    t.same(undeclaredBodyProblem(refused), { path: '/', message: 'must be empty: this endpoint takes no body' }, JSON.stringify(refused) ?? String(refused));
+    t.same(
+      undeclaredBodyProblem(refused),
+      { path: '/', message: 'must be empty: this endpoint takes no body' },
+      JSON.stringify(refused) ?? String(refused),
+    );
   }
 });

@@ -7,11 +7,21 @@ import { lazyRequestLogger, RequestLogController, SLOW_REQUEST_MS } from '../../
 
 function logged(level: string, statusCode: number, elapsedTime: number, error?: Error) {
   const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
-  const enabled = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'].slice(0, ['fatal', 'error', 'warn', 'info', 'debug', 'trace'].indexOf(level) + 1);
-  const log = Object.fromEntries(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace'].map((name) => [name, (fields: Record<string, unknown>, message: string) => lines.push({ level: name, fields, message })]),
+  const enabled = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'].slice(
+    0,
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace'].indexOf(level) + 1,
   );
-  const request = { method: 'GET', url: '/api/packs?limit=5', log: { ...log, isLevelEnabled: (name: string) => enabled.includes(name) } } as unknown as FastifyRequest;
+  const log = Object.fromEntries(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace'].map((name) => [
+      name,
+      (fields: Record<string, unknown>, message: string) => lines.push({ level: name, fields, message }),
+    ]),
+  );
+  const request = {
+    method: 'GET',
+    url: '/api/packs?limit=5',
+    log: { ...log, isLevelEnabled: (name: string) => enabled.includes(name) },
+  } as unknown as FastifyRequest;
   const reply = { statusCode, elapsedTime } as unknown as FastifyReply;
   const controller = new RequestLogController();
   controller.incomingRequest();
@@ -22,13 +32,21 @@ function logged(level: string, statusCode: number, elapsedTime: number, error?: 
 t.test('a successful request is one line at debug, and nothing at info', async (t) => {
   t.same(logged('info', 200, 3), []);
   t.same(logged('debug', 200, 3), [
-    { level: 'debug', fields: { method: 'GET', url: '/api/packs?limit=5', statusCode: 200, responseTime: 3 }, message: 'request completed' },
+    {
+      level: 'debug',
+      fields: { method: 'GET', url: '/api/packs?limit=5', statusCode: 200, responseTime: 3 },
+      message: 'request completed',
+    },
   ]);
 });
 
 t.test('client errors are logged at info; slow answers at info whatever their status', async (t) => {
   t.same(logged('info', 404, 2.345), [
-    { level: 'info', fields: { method: 'GET', url: '/api/packs?limit=5', statusCode: 404, responseTime: 2.3 }, message: 'request completed' },
+    {
+      level: 'info',
+      fields: { method: 'GET', url: '/api/packs?limit=5', statusCode: 404, responseTime: 2.3 },
+      message: 'request completed',
+    },
   ]);
   t.same(logged('info', 200, SLOW_REQUEST_MS + 1)[0]?.message, 'slow request');
   t.same(logged('warn', 404, 2), [], 'nothing below the configured level');
@@ -52,7 +70,11 @@ t.test('a request logger is made when the request first logs, and carries its bi
   }) as FastifyBaseLogger;
 
   const log = lazyRequestLogger(counting, { reqId: 'r-1' }, {});
-  t.equal((log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('debug'), false, 'levels are the parent\'s');
+  t.equal(
+    (log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('debug'),
+    false,
+    "levels are the parent's",
+  );
   t.equal((log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('info'), true);
   t.equal(log.level, 'info');
   log.debug('not written');
@@ -71,7 +93,11 @@ t.test('a request logger is made when the request first logs, and carries its bi
   t.equal(made, 1, 'asking about levels makes no child');
 
   const routeLevel = lazyRequestLogger(counting, { reqId: 'r-3' }, { level: 'debug' });
-  t.equal((routeLevel as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('debug'), true, 'a route\'s own level is its child\'s');
+  t.equal(
+    (routeLevel as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('debug'),
+    true,
+    "a route's own level is its child's",
+  );
   routeLevel.child({ part: 'x' }).info('from a grandchild');
   t.match(lines.at(-1), { reqId: 'r-3', part: 'x', msg: 'from a grandchild' });
 });

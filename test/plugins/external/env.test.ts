@@ -143,7 +143,11 @@ t.test('development defaults apply only on a loopback host: anywhere else nothin
     t.equal(config.auth.adminClaim, undefined, `${host}: no admin claim unless configured`);
     t.same(config.corsOrigins, [], `${host}: no CORS origin unless configured`);
     t.equal(config.demoData, false, `${host}: no demo data unless asked for`);
-    t.equal(loadConfig({ HOST: host, AUTH_JWT_SECRET: PROD_SECRET, DEMO_DATA: 'true' }).demoData, true, 'demo data when asked for');
+    t.equal(
+      loadConfig({ HOST: host, AUTH_JWT_SECRET: PROD_SECRET, DEMO_DATA: 'true' }).demoData,
+      true,
+      'demo data when asked for',
+    );
   }
   for (const host of ['127.0.0.1', '127.0.0.53', '::1', '[::1]', 'localhost', 'LOCALHOST']) {
     t.ok(isLoopbackHost(host), `${host} is loopback`);
@@ -154,8 +158,13 @@ t.test('development defaults apply only on a loopback host: anywhere else nothin
     t.equal(config.corsOrigins, '*');
     t.equal(config.demoData, true);
   }
-  for (const host of ['0.0.0.0', '128.0.0.1', '::ffff:127.0.0.1', 'localhost.example.com', '']) t.notOk(isLoopbackHost(host), `${host || '(empty)'} is not loopback`);
-  t.equal(loadConfig({ HOST: '127.0.0.1', NODE_ENV: 'production', AUTH_JWT_SECRET: PROD_SECRET }).devDefaults, false, 'production never has them');
+  for (const host of ['0.0.0.0', '128.0.0.1', '::ffff:127.0.0.1', 'localhost.example.com', ''])
+    t.notOk(isLoopbackHost(host), `${host || '(empty)'} is not loopback`);
+  t.equal(
+    loadConfig({ HOST: '127.0.0.1', NODE_ENV: 'production', AUTH_JWT_SECRET: PROD_SECRET }).devDefaults,
+    false,
+    'production never has them',
+  );
 });
 
 t.test('each bad value throws a ConfigError naming its variable', async (t) => {
@@ -192,9 +201,21 @@ t.test('an empty value (VAR= in a .env file) counts as unset, for every variable
   t.equal(config.databaseUrl, undefined, 'DATABASE_URL= means no PostgreSQL');
   t.equal(config.redisUrl, undefined, 'REDIS_URL= means the in-memory store');
   t.equal(config.publicBaseUrl, undefined);
-  t.same(keySourceOf(config), { kind: 'secret', secret: DEV_JWT_SECRET, algorithms: ['HS256'], isDevSecret: true }, 'AUTH_JWKS_URL= is no key source');
+  t.same(
+    keySourceOf(config),
+    { kind: 'secret', secret: DEV_JWT_SECRET, algorithms: ['HS256'], isDevSecret: true },
+    'AUTH_JWKS_URL= is no key source',
+  );
   // Variables with a default fall back to it, exactly as if absent.
-  const blank = loadConfig({ PORT: '', HOST: '', NODE_ENV: '', RATE_LIMIT_WINDOW: '', REQUEST_TIMEOUT: '', TRUST_PROXY: '', LOG_LEVEL: '' });
+  const blank = loadConfig({
+    PORT: '',
+    HOST: '',
+    NODE_ENV: '',
+    RATE_LIMIT_WINDOW: '',
+    REQUEST_TIMEOUT: '',
+    TRUST_PROXY: '',
+    LOG_LEVEL: '',
+  });
   const absent = loadConfig({});
   t.equal(blank.port, absent.port);
   t.equal(blank.host, absent.host);
@@ -204,12 +225,29 @@ t.test('an empty value (VAR= in a .env file) counts as unset, for every variable
   t.equal(blank.trustProxy, false);
   t.equal(blank.logLevel, 'info');
   // Production still needs a real key: an empty one is a missing one.
-  expectConfigError(t, { NODE_ENV: 'production', AUTH_JWT_SECRET: '', AUTH_JWKS_URL: '' }, 'AUTH_JWT_SECRET', /is required unless/);
+  expectConfigError(
+    t,
+    { NODE_ENV: 'production', AUTH_JWT_SECRET: '', AUTH_JWKS_URL: '' },
+    'AUTH_JWT_SECRET',
+    /is required unless/,
+  );
 });
 
 t.test('a TRUST_PROXY value that is no address is refused by name', async (t) => {
   // A /0 range trusts every address: TRUST_PROXY=true by another name.
-  for (const value of ['True', 'TRUE', 'yes', '10.0.0.1/99', '::1/129', 'not-an-ip', '10.0.0.1, nope', '10.0.0.1/8/1', '10.0.0.1/', '10.0.0.0/0', '::/0']) {
+  for (const value of [
+    'True',
+    'TRUE',
+    'yes',
+    '10.0.0.1/99',
+    '::1/129',
+    'not-an-ip',
+    '10.0.0.1, nope',
+    '10.0.0.1/8/1',
+    '10.0.0.1/',
+    '10.0.0.0/0',
+    '::/0',
+  ]) {
     expectConfigError(t, { TRUST_PROXY: value }, 'TRUST_PROXY');
   }
   // Accepted: false, a hop count, IP addresses and CIDR ranges (v4 and v6), and proxy-addr's names.
@@ -221,7 +259,11 @@ t.test('a TRUST_PROXY value that is no address is refused by name', async (t) =>
     '::1',
     'fd00::/8',
   ]);
-  t.same(loadConfig({ TRUST_PROXY: 'loopback, linklocal, uniquelocal' }).trustProxy, ['loopback', 'linklocal', 'uniquelocal']);
+  t.same(loadConfig({ TRUST_PROXY: 'loopback, linklocal, uniquelocal' }).trustProxy, [
+    'loopback',
+    'linklocal',
+    'uniquelocal',
+  ]);
 });
 
 t.test('an accepted TRUST_PROXY list starts the app and trusts the forwarded address', async (t) => {
@@ -370,19 +412,30 @@ t.test('key source: a private key given as AUTH_JWT_PUBLIC_KEY is refused', asyn
     'P-256 PKCS#8': pemPair('ec', 'P-256').privateKey,
     'RSA PKCS#8': rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     'RSA PKCS#1': rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    'EC SEC1': generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'sec1', format: 'pem' }).toString(),
+    'EC SEC1': generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'sec1', format: 'pem' })
+      .toString(),
   };
   for (const [kind, privateKey] of Object.entries(privateKeys)) {
     t.test(kind, async (t) => {
       expectConfigError(t, { AUTH_JWT_PUBLIC_KEY: privateKey }, 'AUTH_JWT_PUBLIC_KEY', /private key/);
       // Also with literal \n escapes, as a .env file would carry it, and in production.
       const escaped = privateKey.trim().replace(/\n/g, '\\n');
-      expectConfigError(t, { NODE_ENV: 'production', AUTH_JWT_PUBLIC_KEY: escaped }, 'AUTH_JWT_PUBLIC_KEY', /private key/);
+      expectConfigError(
+        t,
+        { NODE_ENV: 'production', AUTH_JWT_PUBLIC_KEY: escaped },
+        'AUTH_JWT_PUBLIC_KEY',
+        /private key/,
+      );
     });
   }
   // The matching public key is accepted.
   const publicKey = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  t.same(keySourceOf(loadConfig({ AUTH_JWT_PUBLIC_KEY: publicKey })), { kind: 'publicKey', publicKeyPem: publicKey, algorithms: ['RS256'] });
+  t.same(keySourceOf(loadConfig({ AUTH_JWT_PUBLIC_KEY: publicKey })), {
+    kind: 'publicKey',
+    publicKeyPem: publicKey,
+    algorithms: ['RS256'],
+  });
 });
 
 t.test('parseDuration', async (t) => {
@@ -398,7 +451,10 @@ t.test('parseDuration', async (t) => {
   ];
   for (const [input, expected] of ok) t.equal(parseDuration('X', input), expected, JSON.stringify(input));
   for (const input of ['soon', '-5', '', '5 fortnights', '1 h 30 m', 'ms', '0', '0 s', '0.0001 s']) {
-    t.throws(() => parseDuration('SOME_VAR', input), { name: 'ConfigError', message: /^Invalid configuration: SOME_VAR / });
+    t.throws(() => parseDuration('SOME_VAR', input), {
+      name: 'ConfigError',
+      message: /^Invalid configuration: SOME_VAR /,
+    });
   }
   // Zero only where the caller says it means "off".
   t.equal(parseDuration('X', '0', { allowZero: true }), 0);
@@ -419,7 +475,10 @@ t.test('parseSize', async (t) => {
   ];
   for (const [input, expected] of ok) t.equal(parseSize('X', input), expected, JSON.stringify(input));
   for (const input of ['big', '0', '0 KB', '-1', '', '5 PB']) {
-    t.throws(() => parseSize('BODY_LIMIT', input), { name: 'ConfigError', message: /^Invalid configuration: BODY_LIMIT / });
+    t.throws(() => parseSize('BODY_LIMIT', input), {
+      name: 'ConfigError',
+      message: /^Invalid configuration: BODY_LIMIT /,
+    });
   }
 });
 
@@ -432,8 +491,24 @@ t.test('parseTrustProxy', async (t) => {
   t.same(parseTrustProxy('10.0.0.0/8,,loopback'), ['10.0.0.0/8', 'loopback']);
   t.same(parseTrustProxy('10.0.0.0/32, ::1/128, 2001:db8::/32'), ['10.0.0.0/32', '::1/128', '2001:db8::/32']);
   t.same(parseTrustProxy('linklocal,uniquelocal'), ['linklocal', 'uniquelocal']);
-  for (const value of ['true', 'True', 'yes', 'not-an-ip', '10.0.0.1/99', '10.0.0.1/33', '::1/129', '10.0.0.1/abc', '10.0.0.1/8/8', 'loopback/8', '999.0.0.1']) {
-    t.throws(() => parseTrustProxy(value), { name: 'ConfigError', message: /^Invalid configuration: TRUST_PROXY / }, JSON.stringify(value));
+  for (const value of [
+    'true',
+    'True',
+    'yes',
+    'not-an-ip',
+    '10.0.0.1/99',
+    '10.0.0.1/33',
+    '::1/129',
+    '10.0.0.1/abc',
+    '10.0.0.1/8/8',
+    'loopback/8',
+    '999.0.0.1',
+  ]) {
+    t.throws(
+      () => parseTrustProxy(value),
+      { name: 'ConfigError', message: /^Invalid configuration: TRUST_PROXY / },
+      JSON.stringify(value),
+    );
   }
 });
 
@@ -446,7 +521,10 @@ t.test('the app refuses to start with a bad configuration', async (t) => {
     DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
     MAX_EVENT_LOOP_DELAY: '0',
   });
-  await t.rejects(buildApp(config), { name: 'DatabaseStartError', message: /nothing accepts connections at 127\.0\.0\.1:1/ });
+  await t.rejects(buildApp(config), {
+    name: 'DatabaseStartError',
+    message: /nothing accepts connections at 127\.0\.0\.1:1/,
+  });
 });
 
 t.test('loadConfig(source, true) also reads .env from the working directory; the environment wins', async (t) => {
@@ -553,18 +631,44 @@ t.test('sessions of our own: when they are on, and what they need', async (t) =>
   t.equal(loadConfig({}).sessions?.issuer, 'http://localhost:3000', 'the dev issuer is DEV_BASE_URL');
   t.equal(loadConfig(prod).sessions, null, 'production without a key: off, as before');
   t.equal(loadConfig({ AUTH_SESSIONS: 'false' }).sessions, null, 'development can turn them off');
-  t.throws(() => loadConfig({ ...prod, AUTH_SESSIONS: 'true' }), { message: /AUTH_SESSION_PRIVATE_KEY is required when sessions are on/ });
-  t.throws(() => loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key }), { message: /PUBLIC_BASE_URL is required when sessions are on/ });
+  t.throws(() => loadConfig({ ...prod, AUTH_SESSIONS: 'true' }), {
+    message: /AUTH_SESSION_PRIVATE_KEY is required when sessions are on/,
+  });
+  t.throws(() => loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key }), {
+    message: /PUBLIC_BASE_URL is required when sessions are on/,
+  });
   const on = loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key, PUBLIC_BASE_URL: 'https://api.example.com/' });
   t.equal(on.sessions?.issuer, 'https://api.example.com', 'the issuer without a trailing slash');
-  t.match(on.sessions, { accessTtlMs: 600_000, sessionTtlMs: 60 * 86_400_000, providers: {}, rateLimit: { perIp: 60, perSubject: 30 } });
-  t.throws(() => loadConfig({ ...prod, AUTH_SESSION_PRIVATE_KEY: key, PUBLIC_BASE_URL: 'https://api.example.com', AUTH_JWT_ISSUER: 'https://api.example.com/' }), {
-    message: /AUTH_JWT_ISSUER names the service's own URL/,
+  t.match(on.sessions, {
+    accessTtlMs: 600_000,
+    sessionTtlMs: 60 * 86_400_000,
+    providers: {},
+    rateLimit: { perIp: 60, perSubject: 30 },
   });
-  t.throws(() => loadConfig({ AUTH_ACCESS_TTL: '1 hour', AUTH_SESSION_TTL: '10 minutes' }), { message: /AUTH_SESSION_TTL must be at least AUTH_ACCESS_TTL/ });
-  const google = loadConfig({ AUTH_GOOGLE_CLIENT_IDS: 'web.apps.googleusercontent.com, ios.apps.googleusercontent.com' }).sessions?.providers.google;
+  t.throws(
+    () =>
+      loadConfig({
+        ...prod,
+        AUTH_SESSION_PRIVATE_KEY: key,
+        PUBLIC_BASE_URL: 'https://api.example.com',
+        AUTH_JWT_ISSUER: 'https://api.example.com/',
+      }),
+    {
+      message: /AUTH_JWT_ISSUER names the service's own URL/,
+    },
+  );
+  t.throws(() => loadConfig({ AUTH_ACCESS_TTL: '1 hour', AUTH_SESSION_TTL: '10 minutes' }), {
+    message: /AUTH_SESSION_TTL must be at least AUTH_ACCESS_TTL/,
+  });
+  const google = loadConfig({
+    AUTH_GOOGLE_CLIENT_IDS: 'web.apps.googleusercontent.com, ios.apps.googleusercontent.com',
+  }).sessions?.providers.google;
   t.same(google?.clientIds, ['web.apps.googleusercontent.com', 'ios.apps.googleusercontent.com']);
-  t.same(google?.issuers, ['https://accounts.google.com', 'accounts.google.com'], "Google's two spellings of its issuer");
+  t.same(
+    google?.issuers,
+    ['https://accounts.google.com', 'accounts.google.com'],
+    "Google's two spellings of its issuer",
+  );
   t.equal(loadConfig({}).sessions?.providers.apple, undefined, 'a provider without client ids is off');
 });
 
@@ -576,10 +680,19 @@ t.test('checkout: all of the Stripe values or none', async (t) => {
     CHECKOUT_CANCEL_URL: 'https://app.example.com/no',
   };
   t.equal(loadConfig({}).checkout, null, 'none: off');
-  t.match(loadConfig(full).checkout, { secretKey: 'sk_test_x', webhookSecret: 'whsec_x', ttlMs: 30 * 60_000, apiBase: undefined });
+  t.match(loadConfig(full).checkout, {
+    secretKey: 'sk_test_x',
+    webhookSecret: 'whsec_x',
+    ttlMs: 30 * 60_000,
+    apiBase: undefined,
+  });
   t.equal(loadConfig({ ...full, STRIPE_API_BASE: 'http://127.0.0.1:12111' }).checkout?.apiBase?.port, '12111');
-  t.throws(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }), { message: /STRIPE_WEBHOOK_SECRET and CHECKOUT_SUCCESS_URL and CHECKOUT_CANCEL_URL must be set too/ });
-  t.throws(() => loadConfig({ ...full, CHECKOUT_TTL: '10 minutes' }), { message: /CHECKOUT_TTL must be between 30 minutes and 24 hours/ });
+  t.throws(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }), {
+    message: /STRIPE_WEBHOOK_SECRET and CHECKOUT_SUCCESS_URL and CHECKOUT_CANCEL_URL must be set too/,
+  });
+  t.throws(() => loadConfig({ ...full, CHECKOUT_TTL: '10 minutes' }), {
+    message: /CHECKOUT_TTL must be between 30 minutes and 24 hours/,
+  });
   t.throws(() => loadConfig({ ...full, CHECKOUT_TTL: '2 days' }), { message: /CHECKOUT_TTL/ });
   t.throws(() => loadConfig({ ...full, CHECKOUT_SUCCESS_URL: 'javascript:alert(1)' }), { name: 'ConfigError' });
 });

@@ -16,12 +16,10 @@ import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../
  * with a Bearer challenge, and no rejected subject ever gets a users row.
  */
 
-
 interface UserBody {
   success: true;
   data: { id: string; displayName: string; isAdmin: boolean; teams: unknown[]; createdAt: string };
 }
-
 
 /** A payload that the service accepts, with overrides (an override of `undefined` drops the claim). */
 function payloadFor(sub: string | undefined, claims: Claims = {}): Claims {
@@ -29,7 +27,6 @@ function payloadFor(sub: string | undefined, claims: Claims = {}): Claims {
   for (const key of Object.keys(payload)) if (payload[key] === undefined) delete payload[key];
   return payload;
 }
-
 
 const hs256 = (payload: Claims, key: string | Buffer = TEST_SECRET, extraHeader: Claims = {}) =>
   hmacToken({ alg: 'HS256', typ: 'JWT', ...extraHeader }, payload, key);
@@ -41,10 +38,11 @@ function asymmetricToken(header: Claims & { alg: string }, payload: Claims, priv
     header.alg
   ];
   if (hash === undefined) throw new Error(`no signer for ${header.alg}`);
-  const key =
-    header.alg.startsWith('ES') ? { key: privateKey, dsaEncoding: 'ieee-p1363' as const } :
-    header.alg.startsWith('PS') ? { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } :
-    privateKey;
+  const key = header.alg.startsWith('ES')
+    ? { key: privateKey, dsaEncoding: 'ieee-p1363' as const }
+    : header.alg.startsWith('PS')
+      ? { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }
+      : privateKey;
   return `${input.toString()}.${cryptoSign(hash, input, key).toString('base64url')}`;
 }
 
@@ -54,7 +52,8 @@ function libraryToken(algorithm: 'RS256' | 'ES256' | 'EdDSA', privateKey: KeyObj
   return createSigner({ key: pem, algorithm, ...(kid ? { kid } : {}) })(payload);
 }
 
-const getUser = (app: App, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: '/api/user', headers });
+const getUser = (app: App, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'GET', url: '/api/user', headers });
 const withAuth = (authorization: string) => ({ authorization });
 
 /**
@@ -77,7 +76,12 @@ async function expectRejected(
   const challenge = String(res.headers['www-authenticate'] ?? '');
   t.match(challenge, /^Bearer /, 'www-authenticate starts with Bearer');
   if (expected.code === 'missing_credentials') t.equal(challenge, 'Bearer realm="api"', 'bare challenge');
-  else t.match(challenge, /^Bearer realm="api", error="invalid_token", error_description="[^"]+"$/, 'invalid_token challenge');
+  else
+    t.match(
+      challenge,
+      /^Bearer realm="api", error="invalid_token", error_description="[^"]+"$/,
+      'invalid_token challenge',
+    );
   for (const text of [res.body, challenge]) {
     if (expected.token) t.notOk(text.includes(expected.token), 'the token is not echoed');
     if (expected.token) t.notOk(text.includes(expected.token.split('.')[2] || '\u0000'), 'no signature echoed');
@@ -85,7 +89,11 @@ async function expectRejected(
     t.notMatch(text, /\n\s+at |\.js:\d+|\.ts:\d+/, 'no stack trace');
   }
   if (expected.sub !== undefined) {
-    t.equal(await app.users.findById(expected.sub), undefined, `no users row for ${JSON.stringify(expected.sub.slice(0, 40))}`);
+    t.equal(
+      await app.users.findById(expected.sub),
+      undefined,
+      `no users row for ${JSON.stringify(expected.sub.slice(0, 40))}`,
+    );
   }
 }
 
@@ -177,7 +185,11 @@ t.test('HS256 secret configuration', async (t) => {
       });
     });
     t.test('a raw token without a scheme', async (t) => {
-      await expectRejected(t, app, await getUser(app, withAuth(token)), { code: 'invalid_token', sub: 'hs-malformed', token });
+      await expectRejected(t, app, await getUser(app, withAuth(token)), {
+        code: 'invalid_token',
+        sub: 'hs-malformed',
+        token,
+      });
     });
     t.test('a garbage token with two segments', async (t) => {
       await expectRejected(t, app, await getUser(app, withAuth('Bearer abc.def')), { code: 'invalid_token' });
@@ -194,7 +206,11 @@ t.test('HS256 secret configuration', async (t) => {
     t.test('a header that is a JSON array, validly signed', async (t) => {
       const input = `${b64(['HS256'])}.${b64(payloadFor('hs-array-header'))}`;
       const forged = `${input}.${createHmac('sha256', TEST_SECRET).update(input).digest('base64url')}`;
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-array-header', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-array-header',
+        token: forged,
+      });
     });
     t.test('a payload that is not JSON, validly signed', async (t) => {
       const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64('not json {')}`;
@@ -212,43 +228,75 @@ t.test('HS256 secret configuration', async (t) => {
     const payload = payloadFor('hs-alg-none');
     t.test('with an empty signature', async (t) => {
       const forged = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(payload)}.`;
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-alg-none', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-alg-none',
+        token: forged,
+      });
     });
     t.test('with a non-empty signature (the HS256 MAC of the input)', async (t) => {
       const input = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(payload)}`;
       const forged = `${input}.${createHmac('sha256', TEST_SECRET).update(input).digest('base64url')}`;
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-alg-none', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-alg-none',
+        token: forged,
+      });
     });
     t.test('"None" and "NONE" spellings', async (t) => {
       for (const alg of ['None', 'NONE', 'nOnE']) {
         const forged = `${b64({ alg, typ: 'JWT' })}.${b64(payload)}.`;
-        await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-alg-none', token: forged });
+        await expectRejected(t, app, await getUser(app, bearer(forged)), {
+          code: 'invalid_token',
+          sub: 'hs-alg-none',
+          token: forged,
+        });
       }
     });
     t.test('no alg at all', async (t) => {
       const forged = hmacToken({ typ: 'JWT' }, payload, TEST_SECRET);
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-alg-none', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-alg-none',
+        token: forged,
+      });
     });
     t.test('a valid HS256 header with the signature stripped', async (t) => {
       const valid = hs256(payload);
       const stripped = `${valid.split('.').slice(0, 2).join('.')}.`;
-      await expectRejected(t, app, await getUser(app, bearer(stripped)), { code: 'invalid_token', sub: 'hs-alg-none', token: stripped });
+      await expectRejected(t, app, await getUser(app, bearer(stripped)), {
+        code: 'invalid_token',
+        sub: 'hs-alg-none',
+        token: stripped,
+      });
     });
   });
 
   t.test('forged signatures', async (t) => {
     t.test('signed with the wrong secret', async (t) => {
       const forged = tokenFor('hs-wrong-secret', {}, 'another-secret-that-is-long-enough-for-the-check');
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-wrong-secret', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-wrong-secret',
+        token: forged,
+      });
     });
     t.test('signed with an empty-string HMAC key', async (t) => {
       const forged = hs256(payloadFor('hs-empty-key'), '');
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-empty-key', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-empty-key',
+        token: forged,
+      });
     });
     t.test('a valid token whose payload was swapped', async (t) => {
       const [header, , signature] = tokenFor('hs-victim').split('.');
       const forged = `${header}.${b64(payloadFor('hs-swapped'))}.${signature}`;
-      await expectRejected(t, app, await getUser(app, bearer(forged)), { code: 'invalid_token', sub: 'hs-swapped', token: forged });
+      await expectRejected(t, app, await getUser(app, bearer(forged)), {
+        code: 'invalid_token',
+        sub: 'hs-swapped',
+        token: forged,
+      });
       t.equal(await app.users.findById('hs-victim'), undefined);
     });
     t.test('an expired token with a wrong signature is invalid_token, not token_expired', async (t) => {
@@ -264,11 +312,19 @@ t.test('HS256 secret configuration', async (t) => {
   t.test('time claims (30 s clock tolerance)', async (t) => {
     t.test('expired an hour ago is token_expired', async (t) => {
       const token = hs256(payloadFor('hs-expired', { iat: now() - 7200, exp: now() - 3600 }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'token_expired', sub: 'hs-expired', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'token_expired',
+        sub: 'hs-expired',
+        token,
+      });
     });
     t.test('expired 60 s ago (beyond the tolerance) is token_expired', async (t) => {
       const token = hs256(payloadFor('hs-expired-60', { iat: now() - 600, exp: now() - 60 }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'token_expired', sub: 'hs-expired-60', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'token_expired',
+        sub: 'hs-expired-60',
+        token,
+      });
     });
     t.test('expired only 10 s ago is still accepted', async (t) => {
       const token = hs256(payloadFor('hs-expired-10', { iat: now() - 600, exp: now() - 10 }));
@@ -277,7 +333,11 @@ t.test('HS256 secret configuration', async (t) => {
     });
     t.test('nbf 5 minutes in the future is rejected', async (t) => {
       const token = hs256(payloadFor('hs-nbf-future', { nbf: now() + 300 }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-nbf-future', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-nbf-future',
+        token,
+      });
     });
     t.test('nbf 10 s in the future is accepted', async (t) => {
       const token = hs256(payloadFor('hs-nbf-10', { nbf: now() + 10 }));
@@ -286,7 +346,11 @@ t.test('HS256 secret configuration', async (t) => {
     });
     t.test('nbf given as a string is rejected', async (t) => {
       const token = hs256(payloadFor('hs-nbf-string', { nbf: String(now() + 3600) }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-nbf-string', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-nbf-string',
+        token,
+      });
     });
   });
 
@@ -301,15 +365,27 @@ t.test('HS256 secret configuration', async (t) => {
     });
     t.test('missing exp', async (t) => {
       const token = hs256(payloadFor('hs-no-exp', { exp: undefined }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-no-exp', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-no-exp',
+        token,
+      });
     });
     t.test('exp given as a string', async (t) => {
       const token = hs256(payloadFor('hs-exp-string', { exp: '9999999999' }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-exp-string', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-exp-string',
+        token,
+      });
     });
     t.test('exp given as null', async (t) => {
       const token = hs256(payloadFor('hs-exp-null', { exp: null }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-exp-null', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-exp-null',
+        token,
+      });
     });
     t.test('sub given as a number', async (t) => {
       const token = hs256(payloadFor(undefined, { sub: 12345 }));
@@ -317,7 +393,11 @@ t.test('HS256 secret configuration', async (t) => {
     });
     t.test('sub given as an array', async (t) => {
       const token = hs256(payloadFor(undefined, { sub: ['hs-sub-array'] }));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-sub-array', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-sub-array',
+        token,
+      });
     });
     t.test('sub of 129 characters is rejected', async (t) => {
       const sub = `hs-long-${'x'.repeat(121)}`;
@@ -335,7 +415,10 @@ t.test('HS256 secret configuration', async (t) => {
       const token = hs256(payloadFor(sub));
       // No `sub` here: PostgreSQL cannot even be asked about a NUL; the table is checked instead.
       await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', token });
-      t.notOk((await userIds(app)).some((id) => id.startsWith('hs-nul')), 'no users row for the subject or its prefix');
+      t.notOk(
+        (await userIds(app)).some((id) => id.startsWith('hs-nul')),
+        'no users row for the subject or its prefix',
+      );
     });
     t.test('a sub that is only a NUL character is 401', async (t) => {
       const token = hs256(payloadFor('\u0000'));
@@ -380,9 +463,17 @@ t.test('HS256 secret configuration', async (t) => {
   t.test('critical header extensions are rejected even when validly signed', async (t) => {
     for (const crit of [['exp'], ['b64'], ['x-custom']]) {
       t.test(`crit: ${JSON.stringify(crit)}`, async (t) => {
-        const extra: Claims = { crit, ...(crit[0] === 'b64' ? { b64: false } : {}), ...(crit[0] === 'x-custom' ? { 'x-custom': 1 } : {}) };
+        const extra: Claims = {
+          crit,
+          ...(crit[0] === 'b64' ? { b64: false } : {}),
+          ...(crit[0] === 'x-custom' ? { 'x-custom': 1 } : {}),
+        };
         const token = hs256(payloadFor('hs-crit'), TEST_SECRET, extra);
-        await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-crit', token });
+        await expectRejected(t, app, await getUser(app, bearer(token)), {
+          code: 'invalid_token',
+          sub: 'hs-crit',
+          token,
+        });
       });
     }
     t.test('an empty crit array', async (t) => {
@@ -408,13 +499,25 @@ t.test('HS256 secret configuration', async (t) => {
       });
     }
     t.test('an RS256 token signed by the key embedded in its own jwk header is rejected', async (t) => {
-      const token = asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: 'evil', jwk: attackerJwk }, payloadFor('hs-embedded-jwk'), attacker.privateKey);
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-embedded-jwk', token });
+      const token = asymmetricToken(
+        { alg: 'RS256', typ: 'JWT', kid: 'evil', jwk: attackerJwk },
+        payloadFor('hs-embedded-jwk'),
+        attacker.privateKey,
+      );
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-embedded-jwk',
+        token,
+      });
     });
     t.test('an HS256 token signed with the embedded jwk (as JSON text) is rejected', async (t) => {
       const jwk = { kty: 'oct', k: Buffer.from('attacker-chosen').toString('base64url') };
       const token = hs256(payloadFor('hs-embedded-oct'), 'attacker-chosen', { jwk });
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-embedded-oct', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-embedded-oct',
+        token,
+      });
     });
   });
 
@@ -425,21 +528,39 @@ t.test('HS256 secret configuration', async (t) => {
     ] as const) {
       t.test(`${alg} with the right secret is rejected`, async (t) => {
         const token = hmacToken({ alg, typ: 'JWT' }, payloadFor(`hs-${alg}`), TEST_SECRET, hash);
-        await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: `hs-${alg}`, token });
+        await expectRejected(t, app, await getUser(app, bearer(token)), {
+          code: 'invalid_token',
+          sub: `hs-${alg}`,
+          token,
+        });
       });
     }
     t.test('HS384 signed by fast-jwt with the right secret is rejected', async (t) => {
-      const token = createSigner({ key: TEST_SECRET, algorithm: 'HS384', expiresIn: 3600_000 })({ sub: 'hs-lib-HS384' });
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-lib-HS384', token });
+      const token = createSigner({ key: TEST_SECRET, algorithm: 'HS384', expiresIn: 3600_000 })({
+        sub: 'hs-lib-HS384',
+      });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-lib-HS384',
+        token,
+      });
     });
     t.test('an RS256 token is rejected under a secret configuration', async (t) => {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const token = libraryToken('RS256', privateKey, payloadFor('hs-rs256'));
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-rs256', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-rs256',
+        token,
+      });
     });
     t.test('alg "hs256" (wrong case) is rejected', async (t) => {
       const token = hmacToken({ alg: 'hs256', typ: 'JWT' }, payloadFor('hs-lower-alg'), TEST_SECRET);
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'hs-lower-alg', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'hs-lower-alg',
+        token,
+      });
     });
   });
 
@@ -504,17 +625,30 @@ t.test('AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are enforced when configured', asy
   }
   t.test('a token without iss or aud, hand-built with a valid signature, is rejected', async (t) => {
     const token = hs256(payloadFor('iss-hand-built'));
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'iss-hand-built', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'iss-hand-built',
+      token,
+    });
   });
   t.test('the right iss and aud are accepted', async (t) => {
     await expectAccepted(t, app, await getUser(app, bearer(tokenFor('iss-ok', { iss, aud }))), 'iss-ok');
   });
   t.test('an aud array containing the audience is accepted', async (t) => {
-    await expectAccepted(t, app, await getUser(app, bearer(tokenFor('iss-ok-array', { iss, aud: ['account', aud] }))), 'iss-ok-array');
+    await expectAccepted(
+      t,
+      app,
+      await getUser(app, bearer(tokenFor('iss-ok-array', { iss, aud: ['account', aud] }))),
+      'iss-ok-array',
+    );
   });
   t.test('the right iss and aud with an expired exp is still token_expired', async (t) => {
     const token = hs256(payloadFor('iss-expired', { iss, aud, exp: now() - 3600 }));
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'token_expired', sub: 'iss-expired', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'token_expired',
+      sub: 'iss-expired',
+      token,
+    });
   });
 });
 
@@ -524,16 +658,34 @@ t.test('only the configured claim is required: AUTH_JWT_ISSUER alone, then AUTH_
   t.test('AUTH_JWT_ISSUER alone: iss is required, aud is not', async (t) => {
     const app = await buildTestApp(t, { AUTH_JWT_ISSUER: iss });
     await expectAccepted(t, app, await getUser(app, bearer(tokenFor('only-iss-ok', { iss }))), 'only-iss-ok');
-    await expectAccepted(t, app, await getUser(app, bearer(tokenFor('only-iss-any-aud', { iss, aud: 'anything' }))), 'only-iss-any-aud');
+    await expectAccepted(
+      t,
+      app,
+      await getUser(app, bearer(tokenFor('only-iss-any-aud', { iss, aud: 'anything' }))),
+      'only-iss-any-aud',
+    );
     const token = tokenFor('only-iss-missing', { aud });
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'only-iss-missing', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'only-iss-missing',
+      token,
+    });
   });
   t.test('AUTH_JWT_AUDIENCE alone: aud is required, iss is not', async (t) => {
     const app = await buildTestApp(t, { AUTH_JWT_AUDIENCE: aud });
     await expectAccepted(t, app, await getUser(app, bearer(tokenFor('only-aud-ok', { aud }))), 'only-aud-ok');
-    await expectAccepted(t, app, await getUser(app, bearer(tokenFor('only-aud-any-iss', { aud, iss: 'https://other.example' }))), 'only-aud-any-iss');
+    await expectAccepted(
+      t,
+      app,
+      await getUser(app, bearer(tokenFor('only-aud-any-iss', { aud, iss: 'https://other.example' }))),
+      'only-aud-any-iss',
+    );
     const token = tokenFor('only-aud-missing', { iss });
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'only-aud-missing', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'only-aud-missing',
+      token,
+    });
   });
 });
 
@@ -562,7 +714,12 @@ t.test('RS256 with AUTH_JWT_PUBLIC_KEY', async (t) => {
   const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: rsaPem });
 
   t.test('a valid RS256 token (fast-jwt) is accepted', async (t) => {
-    await expectAccepted(t, app, await getUser(app, bearer(libraryToken('RS256', rsa.privateKey, payloadFor('rs-ok')))), 'rs-ok');
+    await expectAccepted(
+      t,
+      app,
+      await getUser(app, bearer(libraryToken('RS256', rsa.privateKey, payloadFor('rs-ok')))),
+      'rs-ok',
+    );
   });
   t.test('a valid hand-built RS256 token is accepted', async (t) => {
     const token = asymmetricToken({ alg: 'RS256', typ: 'JWT' }, payloadFor('rs-ok-2'), rsa.privateKey);
@@ -573,29 +730,53 @@ t.test('RS256 with AUTH_JWT_PUBLIC_KEY', async (t) => {
     ['the PKCS#1 PEM text', hs256(payloadFor('rs-confusion'), rsaPkcs1Pem)],
   ] as Array<[string, string]>) {
     t.test(`key confusion: HS256 signed with ${name} is rejected`, async (t) => {
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'rs-confusion', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'rs-confusion',
+        token,
+      });
     });
   }
   t.test('RS256 signed by another RSA key is rejected', async (t) => {
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const token = libraryToken('RS256', other.privateKey, payloadFor('rs-other-key'));
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'rs-other-key', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'rs-other-key',
+      token,
+    });
   });
   t.test('RS256 signed by the key embedded in its own jwk header is rejected', async (t) => {
     const attacker = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const jwk = { ...attacker.publicKey.export({ format: 'jwk' }), alg: 'RS256', use: 'sig' };
-    const token = asymmetricToken({ alg: 'RS256', typ: 'JWT', jwk }, payloadFor('rs-embedded-jwk'), attacker.privateKey);
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'rs-embedded-jwk', token });
+    const token = asymmetricToken(
+      { alg: 'RS256', typ: 'JWT', jwk },
+      payloadFor('rs-embedded-jwk'),
+      attacker.privateKey,
+    );
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'rs-embedded-jwk',
+      token,
+    });
   });
   t.test('RS512 and PS256 signed with the right key are rejected (pinned to RS256)', async (t) => {
     for (const alg of ['RS512', 'PS256']) {
       const token = asymmetricToken({ alg, typ: 'JWT' }, payloadFor(`rs-${alg}`), rsa.privateKey);
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: `rs-${alg}`, token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: `rs-${alg}`,
+        token,
+      });
     }
   });
   t.test('an expired RS256 token is token_expired', async (t) => {
     const token = libraryToken('RS256', rsa.privateKey, payloadFor('rs-expired', { exp: now() - 3600 }));
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'token_expired', sub: 'rs-expired', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'token_expired',
+      sub: 'rs-expired',
+      token,
+    });
   });
   t.test('an RS256 token without sub is rejected', async (t) => {
     const token = libraryToken('RS256', rsa.privateKey, payloadFor(undefined, { name: 'x' }));
@@ -606,13 +787,22 @@ t.test('RS256 with AUTH_JWT_PUBLIC_KEY', async (t) => {
 t.test('a PEM configured with leading whitespace still verifies RS256 and still refuses key confusion', async (t) => {
   const configured = `\n\n   ${rsaPem}`;
   const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: configured });
-  await expectAccepted(t, app, await getUser(app, bearer(libraryToken('RS256', rsa.privateKey, payloadFor('ws-ok')))), 'ws-ok');
+  await expectAccepted(
+    t,
+    app,
+    await getUser(app, bearer(libraryToken('RS256', rsa.privateKey, payloadFor('ws-ok')))),
+    'ws-ok',
+  );
   for (const [name, token] of [
     ['the configured text', hs256(payloadFor('ws-confusion'), configured)],
     ...confusionTokens('ws-confusion', rsaPem, rsaDer),
   ] as Array<[string, string]>) {
     t.test(`HS256 signed with ${name} is rejected`, async (t) => {
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'ws-confusion', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'ws-confusion',
+        token,
+      });
     });
   }
 });
@@ -620,9 +810,18 @@ t.test('a PEM configured with leading whitespace still verifies RS256 and still 
 t.test('a PEM configured with literal \\n escapes verifies RS256 and refuses key confusion', async (t) => {
   const configured = rsaPem.trimEnd().replace(/\n/g, '\\n');
   const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: configured });
-  await expectAccepted(t, app, await getUser(app, bearer(libraryToken('RS256', rsa.privateKey, payloadFor('esc-ok')))), 'esc-ok');
+  await expectAccepted(
+    t,
+    app,
+    await getUser(app, bearer(libraryToken('RS256', rsa.privateKey, payloadFor('esc-ok')))),
+    'esc-ok',
+  );
   const token = hs256(payloadFor('esc-confusion'), configured);
-  await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'esc-confusion', token });
+  await expectRejected(t, app, await getUser(app, bearer(token)), {
+    code: 'invalid_token',
+    sub: 'esc-confusion',
+    token,
+  });
 });
 
 t.test('ES256 with an EC P-256 PEM', async (t) => {
@@ -632,7 +831,12 @@ t.test('ES256 with an EC P-256 PEM', async (t) => {
   const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: ecPem });
 
   t.test('a valid ES256 token (fast-jwt) is accepted', async (t) => {
-    await expectAccepted(t, app, await getUser(app, bearer(libraryToken('ES256', ec.privateKey, payloadFor('es-ok')))), 'es-ok');
+    await expectAccepted(
+      t,
+      app,
+      await getUser(app, bearer(libraryToken('ES256', ec.privateKey, payloadFor('es-ok')))),
+      'es-ok',
+    );
   });
   t.test('a valid hand-built ES256 token is accepted', async (t) => {
     const token = asymmetricToken({ alg: 'ES256', typ: 'JWT' }, payloadFor('es-ok-2'), ec.privateKey);
@@ -654,7 +858,11 @@ t.test('ES256 with an EC P-256 PEM', async (t) => {
   });
   for (const [name, token] of confusionTokens('es-confusion', ecPem, ecDer)) {
     t.test(`key confusion: HS256 signed with ${name} is rejected`, async (t) => {
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'es-confusion', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'es-confusion',
+        token,
+      });
     });
   }
 });
@@ -666,7 +874,12 @@ t.test('EdDSA with an Ed25519 PEM', async (t) => {
   const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: edPem });
 
   t.test('a valid EdDSA token (fast-jwt) is accepted', async (t) => {
-    await expectAccepted(t, app, await getUser(app, bearer(libraryToken('EdDSA', ed.privateKey, payloadFor('ed-ok')))), 'ed-ok');
+    await expectAccepted(
+      t,
+      app,
+      await getUser(app, bearer(libraryToken('EdDSA', ed.privateKey, payloadFor('ed-ok')))),
+      'ed-ok',
+    );
   });
   t.test('an EdDSA token signed by another Ed25519 key is rejected', async (t) => {
     const other = generateKeyPairSync('ed25519');
@@ -679,7 +892,11 @@ t.test('EdDSA with an Ed25519 PEM', async (t) => {
   });
   for (const [name, token] of confusionTokens('ed-confusion', edPem, edDer)) {
     t.test(`key confusion: HS256 signed with ${name} is rejected`, async (t) => {
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'ed-confusion', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'ed-confusion',
+        token,
+      });
     });
   }
 });
@@ -725,7 +942,12 @@ async function startJwksServer(keys: object[]): Promise<JwksServer> {
 }
 
 /** A public key as an identity provider publishes it in its JWKS. */
-const publicJwk = (key: KeyObject, kid: string, alg: string) => ({ ...key.export({ format: 'jwk' }), kid, alg, use: 'sig' });
+const publicJwk = (key: KeyObject, kid: string, alg: string) => ({
+  ...key.export({ format: 'jwk' }),
+  kid,
+  alg,
+  use: 'sig',
+});
 
 /** Longer than the 200 ms lookup interval of the refill test: a wait this long refills at least one lookup. */
 const BUCKET_REFILL_WAIT_MS = 500;
@@ -752,7 +974,10 @@ t.test('JWKS with AUTH_JWKS_URL', async (t) => {
   // The array is served by reference: pushing a key later is a key rotation at the provider.
   const publishedKeys: object[] = [jwk(signing.publicKey, 'key-1', 'RS256'), jwk(ecSigning.publicKey, 'ec-1', 'ES256')];
   const jwks = await startJwksServer(publishedKeys);
-  const evil = await startJwksServer([jwk(attacker.publicKey, 'evil-1', 'RS256'), jwk(attacker.publicKey, 'key-1', 'RS256')]);
+  const evil = await startJwksServer([
+    jwk(attacker.publicKey, 'evil-1', 'RS256'),
+    jwk(attacker.publicKey, 'key-1', 'RS256'),
+  ]);
   t.teardown(() => Promise.all([jwks.close(), evil.close()]));
 
   // This group looks up 9 distinct new key ids, within the bucket of 10: no test here waits.
@@ -784,49 +1009,119 @@ t.test('JWKS with AUTH_JWKS_URL', async (t) => {
   t.test('an unknown kid is rejected after exactly one lookup', async (t) => {
     const before = jwks.requests.length;
     const token = libraryToken('RS256', signing.privateKey, payloadFor('jwks-unknown-kid'), 'key-404');
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-unknown-kid', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'jwks-unknown-kid',
+      token,
+    });
     t.equal(jwks.requests.length, before + 1, 'one fetch');
   });
   t.test('the same unknown kid again is rejected from memory, without a fetch', async (t) => {
     const before = jwks.requests.length;
     const token = libraryToken('RS256', signing.privateKey, payloadFor('jwks-unknown-kid'), 'key-404');
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-unknown-kid', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'jwks-unknown-kid',
+      token,
+    });
     t.equal(jwks.requests.length, before, 'no fetch');
   });
   t.test('no kid is rejected', async (t) => {
     const token = libraryToken('RS256', signing.privateKey, payloadFor('jwks-no-kid'));
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-no-kid', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'jwks-no-kid',
+      token,
+    });
   });
   t.test('a kid whose key is for another algorithm is rejected', async (t) => {
-    const token = asymmetricToken({ alg: 'ES256', typ: 'JWT', kid: 'key-1' }, payloadFor('jwks-alg-mismatch'), ecSigning.privateKey);
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-alg-mismatch', token });
+    const token = asymmetricToken(
+      { alg: 'ES256', typ: 'JWT', kid: 'key-1' },
+      payloadFor('jwks-alg-mismatch'),
+      ecSigning.privateKey,
+    );
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'jwks-alg-mismatch',
+      token,
+    });
   });
   t.test('the right kid with another key signing is rejected', async (t) => {
     const token = libraryToken('RS256', attacker.privateKey, payloadFor('jwks-wrong-key'), 'key-1');
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-wrong-key', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'jwks-wrong-key',
+      token,
+    });
   });
   t.test('an expired token with the right kid is token_expired', async (t) => {
     const token = libraryToken('RS256', signing.privateKey, payloadFor('jwks-expired', { exp: now() - 3600 }), 'key-1');
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'token_expired', sub: 'jwks-expired', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'token_expired',
+      sub: 'jwks-expired',
+      token,
+    });
   });
   for (const [name, token] of confusionTokens('jwks-confusion', signingPem, signingDer)) {
     t.test(`HS256 signed with the JWKS key's ${name.replace(/^the /, '')} is rejected`, async (t) => {
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-confusion', token });
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'jwks-confusion',
+        token,
+      });
     });
   }
   t.test('HS256 with a kid of the JWKS, signed with the PEM, is rejected', async (t) => {
     const token = hs256(payloadFor('jwks-confusion-kid'), signingPem, { kid: 'key-1' });
-    await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-confusion-kid', token });
+    await expectRejected(t, app, await getUser(app, bearer(token)), {
+      code: 'invalid_token',
+      sub: 'jwks-confusion-kid',
+      token,
+    });
   });
 
   t.test('tokens that name another JWKS server never make the service ask it', async (t) => {
     const cases: Array<[string, string]> = [
-      ['iss names the attacker', libraryToken('RS256', attacker.privateKey, payloadFor('jwks-evil-iss', { iss: evil.origin }), 'evil-1')],
-      ['iss names the attacker with the real kid', libraryToken('RS256', attacker.privateKey, payloadFor('jwks-evil-iss', { iss: `${evil.origin}/` }), 'key-1')],
-      ['jku names the attacker JWKS', asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: 'evil-1', jku: evil.url }, payloadFor('jwks-evil-jku'), attacker.privateKey)],
-      ['jku names the attacker JWKS with the real kid', asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: 'key-1', jku: evil.url }, payloadFor('jwks-evil-jku'), attacker.privateKey)],
-      ['x5u names the attacker', asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: 'evil-1', x5u: `${evil.origin}/cert.pem` }, payloadFor('jwks-evil-x5u'), attacker.privateKey)],
-      ['the attacker key embedded as jwk', asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: 'evil-1', jwk: jwk(attacker.publicKey, 'evil-1', 'RS256') }, payloadFor('jwks-evil-jwk'), attacker.privateKey)],
+      [
+        'iss names the attacker',
+        libraryToken('RS256', attacker.privateKey, payloadFor('jwks-evil-iss', { iss: evil.origin }), 'evil-1'),
+      ],
+      [
+        'iss names the attacker with the real kid',
+        libraryToken('RS256', attacker.privateKey, payloadFor('jwks-evil-iss', { iss: `${evil.origin}/` }), 'key-1'),
+      ],
+      [
+        'jku names the attacker JWKS',
+        asymmetricToken(
+          { alg: 'RS256', typ: 'JWT', kid: 'evil-1', jku: evil.url },
+          payloadFor('jwks-evil-jku'),
+          attacker.privateKey,
+        ),
+      ],
+      [
+        'jku names the attacker JWKS with the real kid',
+        asymmetricToken(
+          { alg: 'RS256', typ: 'JWT', kid: 'key-1', jku: evil.url },
+          payloadFor('jwks-evil-jku'),
+          attacker.privateKey,
+        ),
+      ],
+      [
+        'x5u names the attacker',
+        asymmetricToken(
+          { alg: 'RS256', typ: 'JWT', kid: 'evil-1', x5u: `${evil.origin}/cert.pem` },
+          payloadFor('jwks-evil-x5u'),
+          attacker.privateKey,
+        ),
+      ],
+      [
+        'the attacker key embedded as jwk',
+        asymmetricToken(
+          { alg: 'RS256', typ: 'JWT', kid: 'evil-1', jwk: jwk(attacker.publicKey, 'evil-1', 'RS256') },
+          payloadFor('jwks-evil-jwk'),
+          attacker.privateKey,
+        ),
+      ],
     ];
     for (const [name, token] of cases) {
       const sub = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub as string;
@@ -845,8 +1140,17 @@ t.test('JWKS with AUTH_JWKS_URL', async (t) => {
   t.test('the same forged kid sent 5 times in a row causes exactly one fetch', async (t) => {
     const before = jwks.requests.length;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const token = libraryToken('RS256', attacker.privateKey, payloadFor('jwks-forged-repeat', { attempt }), 'forged-repeat');
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'jwks-forged-repeat', token });
+      const token = libraryToken(
+        'RS256',
+        attacker.privateKey,
+        payloadFor('jwks-forged-repeat', { attempt }),
+        'forged-repeat',
+      );
+      await expectRejected(t, app, await getUser(app, bearer(token)), {
+        code: 'invalid_token',
+        sub: 'jwks-forged-repeat',
+        token,
+      });
     }
     t.equal(jwks.requests.length, before + 1, 'one fetch for five requests');
   });
@@ -893,98 +1197,140 @@ t.test('JWKS with AUTH_JWKS_URL', async (t) => {
   });
 });
 
-t.test('JWKS lookups of new key ids: misses remembered, a bucket of 10 refilling one per interval, then 503', async (t) => {
-  const { signing, rotated, attacker, publishedKeys, jwks } = await keyRotationStand(t);
+t.test(
+  'JWKS lookups of new key ids: misses remembered, a bucket of 10 refilling one per interval, then 503',
+  async (t) => {
+    const { signing, rotated, attacker, publishedKeys, jwks } = await keyRotationStand(t);
 
-  const valid = libraryToken('RS256', signing.privateKey, payloadFor('bucket-ok'), 'key-1');
-  const newKeyToken = libraryToken('RS256', rotated.privateKey, payloadFor('bucket-new-key'), 'key-2');
-  const forged = Array.from({ length: 14 }, (_, index) =>
-    asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: `forged-${index}` }, payloadFor('bucket-forged'), attacker.privateKey),
-  );
-  // One lookup regained per hour: however slow this machine, the bucket does not refill mid-test.
-  const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWKS_URL: jwks.url, AUTH_JWKS_LOOKUP_INTERVAL: '1 hour' });
+    const valid = libraryToken('RS256', signing.privateKey, payloadFor('bucket-ok'), 'key-1');
+    const newKeyToken = libraryToken('RS256', rotated.privateKey, payloadFor('bucket-new-key'), 'key-2');
+    const forged = Array.from({ length: 14 }, (_, index) =>
+      asymmetricToken(
+        { alg: 'RS256', typ: 'JWT', kid: `forged-${index}` },
+        payloadFor('bucket-forged'),
+        attacker.privateKey,
+      ),
+    );
+    // One lookup regained per hour: however slow this machine, the bucket does not refill mid-test.
+    const app = await buildTestApp(t, {
+      AUTH_JWT_SECRET: '',
+      AUTH_JWKS_URL: jwks.url,
+      AUTH_JWKS_LOOKUP_INTERVAL: '1 hour',
+    });
 
-  t.test('a valid token takes the first of the 10 lookups', async (t) => {
-    await expectAccepted(t, app, await getUser(app, bearer(valid)), 'bucket-ok');
-    t.equal(jwks.requests.length, 1, 'one fetch');
-  });
-
-  t.test('14 distinct forged key ids in a row: 9 are 401 after one fetch each, then 503 with Retry-After one interval', async (t) => {
-    const results: Array<{ res: LightMyRequestResponse; fetches: number }> = [];
-    for (const token of forged) {
-      const before = jwks.requests.length;
-      const res = await getUser(app, bearer(token));
-      results.push({ res, fetches: jwks.requests.length - before });
-    }
-    const statuses = results.map(({ res }) => res.statusCode);
-    t.same(statuses, [...Array<number>(9).fill(401), ...Array<number>(5).fill(503)], `statuses ${statuses.join(', ')}`);
-    for (const [index, { res, fetches }] of results.entries()) {
-      const token = forged[index] ?? '';
-      if (index < 9) {
-        await expectRejected(t, app, res, { code: 'invalid_token', sub: 'bucket-forged', token });
-        t.equal(fetches, 1, `forged-${index}: one fetch`);
-      } else {
-        await expectUnavailable(t, app, res, { retryAfter: '3600', sub: 'bucket-forged', token });
-        t.equal(fetches, 0, `forged-${index}: no fetch`);
-      }
-    }
-    t.equal(jwks.requests.length, 10, '10 fetches in all: the valid key id and 9 forged ones');
-  });
-
-  t.test('while the bucket is empty', async (t) => {
-    t.test('a cached key id is still accepted, without a fetch', async (t) => {
-      const before = jwks.requests.length;
+    t.test('a valid token takes the first of the 10 lookups', async (t) => {
       await expectAccepted(t, app, await getUser(app, bearer(valid)), 'bucket-ok');
-      t.equal(jwks.requests.length, before);
+      t.equal(jwks.requests.length, 1, 'one fetch');
     });
-    t.test('a forged key id already found missing is 401 from memory (not 503), without a fetch', async (t) => {
-      const before = jwks.requests.length;
-      const token = forged[0] ?? '';
-      await expectRejected(t, app, await getUser(app, bearer(token)), { code: 'invalid_token', sub: 'bucket-forged', token });
-      t.equal(jwks.requests.length, before);
-    });
-    t.test('a forged key id answered 503 is still 503 on an immediate repeat (it was never looked up)', async (t) => {
-      const before = jwks.requests.length;
-      const token = forged[9] ?? '';
-      await expectUnavailable(t, app, await getUser(app, bearer(token)), { retryAfter: '3600', sub: 'bucket-forged', token });
-      t.equal(jwks.requests.length, before);
-    });
-    t.test('a valid token with a newly published key id is 503 with Retry-After, never 401', async (t) => {
-      publishedKeys.push(publicJwk(rotated.publicKey, 'key-2', 'RS256'));
-      const before = jwks.requests.length;
-      await expectUnavailable(t, app, await getUser(app, bearer(newKeyToken)), { retryAfter: '3600', sub: 'bucket-new-key', token: newKeyToken });
-      t.equal(jwks.requests.length, before, 'no fetch');
-    });
-    t.test('missing and malformed credentials are still 401', async (t) => {
-      await expectRejected(t, app, await getUser(app), { code: 'missing_credentials' });
-      await expectRejected(t, app, await getUser(app, withAuth('Bearer abc.def')), { code: 'invalid_token' });
-    });
-  });
 
-  t.test('only the valid subject has a users row', async (t) => {
-    t.same(await userIds(app), ['bucket-ok']);
-  });
-});
+    t.test(
+      '14 distinct forged key ids in a row: 9 are 401 after one fetch each, then 503 with Retry-After one interval',
+      async (t) => {
+        const results: Array<{ res: LightMyRequestResponse; fetches: number }> = [];
+        for (const token of forged) {
+          const before = jwks.requests.length;
+          const res = await getUser(app, bearer(token));
+          results.push({ res, fetches: jwks.requests.length - before });
+        }
+        const statuses = results.map(({ res }) => res.statusCode);
+        t.same(
+          statuses,
+          [...Array<number>(9).fill(401), ...Array<number>(5).fill(503)],
+          `statuses ${statuses.join(', ')}`,
+        );
+        for (const [index, { res, fetches }] of results.entries()) {
+          const token = forged[index] ?? '';
+          if (index < 9) {
+            await expectRejected(t, app, res, { code: 'invalid_token', sub: 'bucket-forged', token });
+            t.equal(fetches, 1, `forged-${index}: one fetch`);
+          } else {
+            await expectUnavailable(t, app, res, { retryAfter: '3600', sub: 'bucket-forged', token });
+            t.equal(fetches, 0, `forged-${index}: no fetch`);
+          }
+        }
+        t.equal(jwks.requests.length, 10, '10 fetches in all: the valid key id and 9 forged ones');
+      },
+    );
 
-t.test('once the bucket has refilled, a retried valid token is accepted while the attacker repeats its key ids', async (t) => {
-  const { rotated, attacker, publishedKeys, jwks } = await keyRotationStand(t);
-  const forged = Array.from({ length: 12 }, (_, index) =>
-    asymmetricToken({ alg: 'RS256', typ: 'JWT', kid: `forged-${index}` }, payloadFor('refill-forged'), attacker.privateKey),
-  );
-  const newKeyToken = libraryToken('RS256', rotated.privateKey, payloadFor('refill-new-key'), 'key-2');
-  // A short interval: waiting longer than it can only refill, so what follows holds on any machine.
-  const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWKS_URL: jwks.url, AUTH_JWKS_LOOKUP_INTERVAL: '200 ms' });
-  for (const token of forged) await getUser(app, bearer(token));
-  publishedKeys.push(publicJwk(rotated.publicKey, 'key-2', 'RS256'));
-  await sleep(BUCKET_REFILL_WAIT_MS);
-  // The first ten were looked up and found missing: remembered for 30 s.
-  const found = forged.slice(0, 5);
-  const before = jwks.requests.length;
-  for (const token of found) t.equal((await getUser(app, bearer(token))).statusCode, 401, 'a forged key id is still 401');
-  await expectAccepted(t, app, await getUser(app, bearer(newKeyToken)), 'refill-new-key');
-  t.ok(jwks.requests.length >= before + 1, 'the new key id was looked up');
-  t.same(await userIds(app), ['refill-new-key'], 'no row for the forged subjects');
-});
+    t.test('while the bucket is empty', async (t) => {
+      t.test('a cached key id is still accepted, without a fetch', async (t) => {
+        const before = jwks.requests.length;
+        await expectAccepted(t, app, await getUser(app, bearer(valid)), 'bucket-ok');
+        t.equal(jwks.requests.length, before);
+      });
+      t.test('a forged key id already found missing is 401 from memory (not 503), without a fetch', async (t) => {
+        const before = jwks.requests.length;
+        const token = forged[0] ?? '';
+        await expectRejected(t, app, await getUser(app, bearer(token)), {
+          code: 'invalid_token',
+          sub: 'bucket-forged',
+          token,
+        });
+        t.equal(jwks.requests.length, before);
+      });
+      t.test('a forged key id answered 503 is still 503 on an immediate repeat (it was never looked up)', async (t) => {
+        const before = jwks.requests.length;
+        const token = forged[9] ?? '';
+        await expectUnavailable(t, app, await getUser(app, bearer(token)), {
+          retryAfter: '3600',
+          sub: 'bucket-forged',
+          token,
+        });
+        t.equal(jwks.requests.length, before);
+      });
+      t.test('a valid token with a newly published key id is 503 with Retry-After, never 401', async (t) => {
+        publishedKeys.push(publicJwk(rotated.publicKey, 'key-2', 'RS256'));
+        const before = jwks.requests.length;
+        await expectUnavailable(t, app, await getUser(app, bearer(newKeyToken)), {
+          retryAfter: '3600',
+          sub: 'bucket-new-key',
+          token: newKeyToken,
+        });
+        t.equal(jwks.requests.length, before, 'no fetch');
+      });
+      t.test('missing and malformed credentials are still 401', async (t) => {
+        await expectRejected(t, app, await getUser(app), { code: 'missing_credentials' });
+        await expectRejected(t, app, await getUser(app, withAuth('Bearer abc.def')), { code: 'invalid_token' });
+      });
+    });
+
+    t.test('only the valid subject has a users row', async (t) => {
+      t.same(await userIds(app), ['bucket-ok']);
+    });
+  },
+);
+
+t.test(
+  'once the bucket has refilled, a retried valid token is accepted while the attacker repeats its key ids',
+  async (t) => {
+    const { rotated, attacker, publishedKeys, jwks } = await keyRotationStand(t);
+    const forged = Array.from({ length: 12 }, (_, index) =>
+      asymmetricToken(
+        { alg: 'RS256', typ: 'JWT', kid: `forged-${index}` },
+        payloadFor('refill-forged'),
+        attacker.privateKey,
+      ),
+    );
+    const newKeyToken = libraryToken('RS256', rotated.privateKey, payloadFor('refill-new-key'), 'key-2');
+    // A short interval: waiting longer than it can only refill, so what follows holds on any machine.
+    const app = await buildTestApp(t, {
+      AUTH_JWT_SECRET: '',
+      AUTH_JWKS_URL: jwks.url,
+      AUTH_JWKS_LOOKUP_INTERVAL: '200 ms',
+    });
+    for (const token of forged) await getUser(app, bearer(token));
+    publishedKeys.push(publicJwk(rotated.publicKey, 'key-2', 'RS256'));
+    await sleep(BUCKET_REFILL_WAIT_MS);
+    // The first ten were looked up and found missing: remembered for 30 s.
+    const found = forged.slice(0, 5);
+    const before = jwks.requests.length;
+    for (const token of found)
+      t.equal((await getUser(app, bearer(token))).statusCode, 401, 'a forged key id is still 401');
+    await expectAccepted(t, app, await getUser(app, bearer(newKeyToken)), 'refill-new-key');
+    t.ok(jwks.requests.length >= before + 1, 'the new key id was looked up');
+    t.same(await userIds(app), ['refill-new-key'], 'no row for the forged subjects');
+  },
+);
 
 t.test('JWKS server down: 503 auth_unavailable, not 401 and not 500', async (t) => {
   const signing = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -995,7 +1341,11 @@ t.test('JWKS server down: 503 auth_unavailable, not 401 and not 500', async (t) 
 
   // A fresh app: nothing can have been cached, and the bucket holds 10 lookups.
   const token = libraryToken('RS256', signing.privateKey, payloadFor('jwks-down'), 'key-1');
-  const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWKS_URL: jwks.url, AUTH_JWKS_LOOKUP_INTERVAL: '1 hour' });
+  const app = await buildTestApp(t, {
+    AUTH_JWT_SECRET: '',
+    AUTH_JWKS_URL: jwks.url,
+    AUTH_JWKS_LOOKUP_INTERVAL: '1 hour',
+  });
   const expected = { sub: 'jwks-down', token };
 
   t.test('a valid token is 503 auth_unavailable with retry-after 30', async (t) => {
@@ -1005,17 +1355,20 @@ t.test('JWKS server down: 503 auth_unavailable, not 401 and not 500', async (t) 
   t.test('an immediate retry of the same token during the outage is still 503 retry-after 30, never 401', async (t) => {
     await expectUnavailable(t, app, await getUser(app, bearer(token)), { ...expected, retryAfter: '30' });
   });
-  t.test('further retries are 503 retry-after 30 while lookups remain, then 503 with Retry-After one lookup interval', async (t) => {
-    // Two of the 10 lookups are spent above.
-    const retryAfters: string[] = [];
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const res = await getUser(app, bearer(token));
-      const retryAfter = attempt < 8 ? '30' : '3600';
-      await expectUnavailable(t, app, res, { ...expected, retryAfter });
-      retryAfters.push(String(res.headers['retry-after']));
-    }
-    t.same(retryAfters, [...Array<string>(8).fill('30'), '3600', '3600']);
-  });
+  t.test(
+    'further retries are 503 retry-after 30 while lookups remain, then 503 with Retry-After one lookup interval',
+    async (t) => {
+      // Two of the 10 lookups are spent above.
+      const retryAfters: string[] = [];
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const res = await getUser(app, bearer(token));
+        const retryAfter = attempt < 8 ? '30' : '3600';
+        await expectUnavailable(t, app, res, { ...expected, retryAfter });
+        retryAfters.push(String(res.headers['retry-after']));
+      }
+      t.same(retryAfters, [...Array<string>(8).fill('30'), '3600', '3600']);
+    },
+  );
   t.test('malformed and missing credentials are still 401 without a fetch', async (t) => {
     await expectRejected(t, app, await getUser(app, withAuth('Bearer abc.def')), { code: 'invalid_token' });
     await expectRejected(t, app, await getUser(app), { code: 'missing_credentials' });

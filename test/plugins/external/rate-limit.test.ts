@@ -25,7 +25,8 @@ const LIMITED = { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute' };
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const REDIS_PREFIX = 'pack-service:rate-limit:';
 
-const getUser = (app: App, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: '/api/user', headers });
+const getUser = (app: App, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'GET', url: '/api/user', headers });
 
 /** A token that looks right but is signed with another key: a forgery, different every time. */
 const forgedToken = () => tokenFor(`forger-${randomUUID()}`, {}, randomBytes(32).toString('hex'));
@@ -93,7 +94,11 @@ t.test('catalog reads are counted in the same bucket as every other request of t
   t.ok(Number(first.headers['x-ratelimit-reset']) >= 59, 'reset: the rest of the window, in seconds');
   const docs = await app.inject({ method: 'GET', url: '/docs/json' });
   t.equal(docs.headers['x-ratelimit-remaining'], '1', 'a route the plugin counts takes from the same bucket');
-  t.equal((await app.inject({ method: 'GET', url: '/api/products' })).headers['x-ratelimit-remaining'], '0', 'another catalog route too');
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/api/products' })).headers['x-ratelimit-remaining'],
+    '0',
+    'another catalog route too',
+  );
   const limited = await catalog({ 'x-request-id': 'catalog-1' });
   expectLimited(t, limited);
   t.equal((limited.json() as ErrorBody).error.requestId, 'catalog-1');
@@ -139,7 +144,11 @@ t.test('forged tokens on an authenticated route cannot escape the IP limit', asy
   const seen: Array<[number, string | undefined, string | undefined]> = [];
   for (let i = 0; i < 4; i++) {
     const res = await getUser(app, bearer(forgedToken()));
-    seen.push([res.statusCode, (res.json() as ErrorBody).error.code, res.headers['x-ratelimit-remaining'] as string | undefined]);
+    seen.push([
+      res.statusCode,
+      (res.json() as ErrorBody).error.code,
+      res.headers['x-ratelimit-remaining'] as string | undefined,
+    ]);
   }
   t.same(
     seen,
@@ -167,9 +176,13 @@ t.test('no user is provisioned for a request over the limit', async (t) => {
   const app = await buildTestApp(t, LIMITED);
   const newcomer = bearer(tokenFor('newcomer'));
   // Spend the newcomer's budget on a public route: a valid token is counted per user, unprovisioned.
-  for (let i = 0; i < 3; i++) t.equal((await app.inject({ method: 'GET', url: '/docs/json', headers: newcomer })).statusCode, 200);
+  for (let i = 0; i < 3; i++)
+    t.equal((await app.inject({ method: 'GET', url: '/docs/json', headers: newcomer })).statusCode, 200);
   expectLimited(t, await getUser(app, newcomer));
-  expectLimited(t, await app.inject({ method: 'PATCH', url: '/api/user', headers: newcomer, payload: { displayName: 'N' } }));
+  expectLimited(
+    t,
+    await app.inject({ method: 'PATCH', url: '/api/user', headers: newcomer, payload: { displayName: 'N' } }),
+  );
   // An admin (own budget) finds no such user: the guard never ran for the limited requests.
   const admin = bearer(tokenFor('rl-admin', { role: 'admin' }));
   const lookup = await app.inject({ method: 'GET', url: '/api/admin/users/newcomer', headers: admin });
@@ -177,7 +190,7 @@ t.test('no user is provisioned for a request over the limit', async (t) => {
   t.equal((lookup.json() as ErrorBody).error.code, 'user_not_found');
 });
 
-t.test('unknown routes count against the caller\'s limit', async (t) => {
+t.test("unknown routes count against the caller's limit", async (t) => {
   const app = await buildTestApp(t, LIMITED);
   const seen: Array<[number, string | undefined]> = [];
   for (let i = 0; i < 4; i++) {
@@ -249,7 +262,15 @@ t.test('Redis: two instances share one budget per user', async (t) => {
     const res = await getUser(app, shared);
     seen.push([res.statusCode, res.headers['x-ratelimit-remaining'] as string | undefined]);
   }
-  t.same(seen, [[200, '2'], [200, '1'], [200, '0']], 'one count across both instances');
+  t.same(
+    seen,
+    [
+      [200, '2'],
+      [200, '1'],
+      [200, '0'],
+    ],
+    'one count across both instances',
+  );
   expectLimited(t, await getUser(second, shared));
   expectLimited(t, await getUser(first, shared));
 
@@ -288,12 +309,18 @@ t.test('Redis unreachable: rate-limited requests are not held up by the store', 
   // More than RATE_LIMIT_MAX: with the store down nothing is counted, so none is limited either.
   // A command queued for the store would wait for it forever: each request gets 10 s to answer.
   for (let i = 0; i < 5; i++) {
-    const res = await Promise.race([getUser(app, token), sleep(10_000, undefined, { ref: false }).then(() => undefined)]);
+    const res = await Promise.race([
+      getUser(app, token),
+      sleep(10_000, undefined, { ref: false }).then(() => undefined),
+    ]);
     t.equal(res?.statusCode, 200, `request #${i + 1} answered 200, not held up`);
     if (!res) break;
   }
   // Unknown routes (limited through app.rateLimit()) are not held up either.
-  const missing = await Promise.race([app.inject({ method: 'GET', url: '/api/nope' }), sleep(10_000, undefined, { ref: false }).then(() => undefined)]);
+  const missing = await Promise.race([
+    app.inject({ method: 'GET', url: '/api/nope' }),
+    sleep(10_000, undefined, { ref: false }).then(() => undefined),
+  ]);
   t.equal(missing?.statusCode, 404, 'a 404, not held up');
 });
 

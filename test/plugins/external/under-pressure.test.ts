@@ -34,14 +34,20 @@ async function warm(app: App): Promise<void> {
 }
 
 t.test('catalog reads wait while writes are in progress; the writes and other reads do not', async (t) => {
-  const app = await buildTestApp(t, { MAX_EVENT_LOOP_DELAY: '10 seconds', CATALOG_MAX_EVENT_LOOP_DELAY: '0', CATALOG_YIELD_WRITES: '2' });
+  const app = await buildTestApp(t, {
+    MAX_EVENT_LOOP_DELAY: '10 seconds',
+    CATALOG_MAX_EVENT_LOOP_DELAY: '0',
+    CATALOG_YIELD_WRITES: '2',
+  });
   await warm(app);
   t.ok((await catalogExtraMs(app)) < 90, 'no writes: the catalog answers at once');
 
   // Every connection busy for 600 ms, so two writes stay in progress behind them.
   const holders = Array.from({ length: 10 }, () => hold(app, 600));
   await sleep(50);
-  const writes = [1, 2].map((n) => app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: admin, payload: { name: `Card ${n}` } }));
+  const writes = [1, 2].map((n) =>
+    app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: admin, payload: { name: `Card ${n}` } }),
+  );
   await sleep(50);
   const [catalog, health] = await Promise.all([timed(app, '/api/packs'), timed(app, '/api/health')]);
   t.equal(catalog.status, 200, 'the catalog is answered');
@@ -50,16 +56,26 @@ t.test('catalog reads wait while writes are in progress; the writes and other re
   t.ok(catalog.ms - health.ms >= 50, `other reads are not held (${Math.round(health.ms)} ms)`);
 
   await Promise.all(holders);
-  t.same((await Promise.all(writes)).map((res) => res.statusCode), [201, 201], 'the writes are served');
+  t.same(
+    (await Promise.all(writes)).map((res) => res.statusCode),
+    [201, 201],
+    'the writes are served',
+  );
   t.ok((await catalogExtraMs(app)) < 90, 'writes done: the catalog answers at once again');
 });
 
 t.test('CATALOG_YIELD_WRITES=0 never holds the catalog on that count', async (t) => {
-  const app = await buildTestApp(t, { MAX_EVENT_LOOP_DELAY: '10 seconds', CATALOG_MAX_EVENT_LOOP_DELAY: '0', CATALOG_YIELD_WRITES: '0' });
+  const app = await buildTestApp(t, {
+    MAX_EVENT_LOOP_DELAY: '10 seconds',
+    CATALOG_MAX_EVENT_LOOP_DELAY: '0',
+    CATALOG_YIELD_WRITES: '0',
+  });
   await warm(app);
   const holders = Array.from({ length: 10 }, () => hold(app, 400));
   await sleep(50);
-  const writes = [1, 2].map((n) => app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: admin, payload: { name: `Card ${n}` } }));
+  const writes = [1, 2].map((n) =>
+    app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: admin, payload: { name: `Card ${n}` } }),
+  );
   await sleep(50);
   t.ok((await catalogExtraMs(app)) < 90, 'answered at once');
   await Promise.all([...holders, ...writes]);

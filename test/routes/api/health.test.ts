@@ -11,7 +11,11 @@ t.test('GET /api/health answers 200 with the request id echoed', async (t) => {
 
 t.test('a request id that is not safe to log is replaced', async (t) => {
   const app = await buildTestApp(t);
-  const res = await app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'evil\u0000id with spaces' } });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/api/health',
+    headers: { 'x-request-id': 'evil\u0000id with spaces' },
+  });
   t.equal(res.statusCode, 200);
   t.match(res.headers['x-request-id'], /^[0-9a-f]{8}-[0-9a-z]+$/);
 });

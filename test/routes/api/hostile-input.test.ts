@@ -41,12 +41,19 @@ function expectClientError(t: Test, res: LightMyRequestResponse, status: number,
 t.test('a JSON body nested 5,000 deep is a 400 on every operation with a body, and not a crash', async (t) => {
   const app = await buildTestApp(t);
   // Stripe's webhook keeps its body as raw bytes, checked by signature and never parsed here: below.
-  const withBody = (await operations(app)).filter((operation) => operation.hasBody && operation.path !== '/api/webhooks/stripe');
+  const withBody = (await operations(app)).filter(
+    (operation) => operation.hasBody && operation.path !== '/api/webhooks/stripe',
+  );
   t.ok(withBody.length >= 9, `${withBody.length} operations take a body`);
   const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
   const deepObject = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
   for (const payload of [deep, deepObject]) {
-    const webhook = await app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, payload });
+    const webhook = await app.inject({
+      method: 'POST',
+      url: '/api/webhooks/stripe',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+      payload,
+    });
     // Stripe is not configured in this app: refused before the bytes are read, as unsigned ones would be.
     expectClientError(t, webhook, 503, 'checkout_unavailable', 'POST /api/webhooks/stripe, raw bytes never parsed');
   }
@@ -61,21 +68,46 @@ t.test('a JSON body nested 5,000 deep is a 400 on every operation with a body, a
       // Refused before the schema sees it (400), or as an unknown resource first (404).
       t.ok([400, 404].includes(res.statusCode), `${operation.method} ${operation.path}: ${res.statusCode}`);
       // The OAuth endpoints (token, revoke) answer 400s as RFC 6749 bodies.
-      if (res.statusCode === 400) t.equal(res.json().error.code ?? res.json().error, operation.path.startsWith('/api/auth/') && operation.path !== '/api/auth/mobile/token' && operation.path !== '/api/auth/identities' ? 'invalid_request' : 'validation_failed');
+      if (res.statusCode === 400)
+        t.equal(
+          res.json().error.code ?? res.json().error,
+          operation.path.startsWith('/api/auth/') &&
+            operation.path !== '/api/auth/mobile/token' &&
+            operation.path !== '/api/auth/identities'
+            ? 'invalid_request'
+            : 'validation_failed',
+        );
     }
   }
-  const direct = await app.inject({ method: 'PATCH', url: '/api/user', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, payload: deep });
+  const direct = await app.inject({
+    method: 'PATCH',
+    url: '/api/user',
+    headers: { ...bearer(ADMIN), 'content-type': 'application/json' },
+    payload: deep,
+  });
   expectClientError(t, direct, 400, 'validation_failed', 'PATCH /api/user');
-  t.match(direct.json().error.details, [{ path: /^\/(0\/)+0$/, message: 'is nested too deeply (more than 32 levels)' }]);
+  t.match(direct.json().error.details, [
+    { path: /^\/(0\/)+0$/, message: 'is nested too deeply (more than 32 levels)' },
+  ]);
 });
 
 t.test('unknown routes answer 404 without reading the body', async (t) => {
   const app = await buildTestApp(t);
   for (const payload of ['{not json', `${'['.repeat(5000)}${']'.repeat(5000)}`]) {
-    const res = await app.inject({ method: 'POST', url: '/api/nowhere', headers: { 'content-type': 'application/json' }, payload });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/nowhere',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expectClientError(t, res, 404, 'route_not_found', `POST /api/nowhere with ${payload.slice(0, 9)}`);
   }
-  const xml = await app.inject({ method: 'PUT', url: '/api/nowhere/else', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
+  const xml = await app.inject({
+    method: 'PUT',
+    url: '/api/nowhere/else',
+    headers: { 'content-type': 'application/xml' },
+    payload: '<a/>',
+  });
   expectClientError(t, xml, 404, 'route_not_found', 'an unknown route is 404, not 415');
 });
 
@@ -85,16 +117,35 @@ t.test('?limit=Infinity and friends are a 400 on every list, not a 500', async (
   t.ok(lists.length >= 6, `${lists.length} lists`);
   for (const operation of lists) {
     for (const limit of ['Infinity', '-Infinity', '1e400', '-1e400', 'NaN', '1e3', '0', '-1', '2.5', '']) {
-      const res = await app.inject({ method: operation.method, url: operation.url, headers: bearer(ADMIN), query: { limit } });
+      const res = await app.inject({
+        method: operation.method,
+        url: operation.url,
+        headers: bearer(ADMIN),
+        query: { limit },
+      });
       t.ok(res.statusCode === 400 || res.statusCode === 404, `${operation.path}?limit=${limit}: ${res.statusCode}`);
       // The OAuth endpoints (token, revoke) answer 400s as RFC 6749 bodies.
-      if (res.statusCode === 400) t.equal(res.json().error.code ?? res.json().error, operation.path.startsWith('/api/auth/') && operation.path !== '/api/auth/mobile/token' && operation.path !== '/api/auth/identities' ? 'invalid_request' : 'validation_failed');
+      if (res.statusCode === 400)
+        t.equal(
+          res.json().error.code ?? res.json().error,
+          operation.path.startsWith('/api/auth/') &&
+            operation.path !== '/api/auth/mobile/token' &&
+            operation.path !== '/api/auth/identities'
+            ? 'invalid_request'
+            : 'validation_failed',
+        );
     }
   }
   const unauthenticated = await app.inject({ url: '/api/packs?limit=Infinity' });
   expectClientError(t, unauthenticated, 400, 'validation_failed', 'anonymous GET /api/packs?limit=Infinity');
   t.same(unauthenticated.json().error.details, [{ path: '/querystring/limit', message: 'must be a finite number' }]);
-  expectClientError(t, await app.inject({ url: '/api/teams?limit=1e400' }), 400, 'validation_failed', 'anonymous GET /api/teams?limit=1e400');
+  expectClientError(
+    t,
+    await app.inject({ url: '/api/teams?limit=1e400' }),
+    400,
+    'validation_failed',
+    'anonymous GET /api/teams?limit=1e400',
+  );
 });
 
 t.test('a cursor carrying a date PostgreSQL cannot hold is a 400 invalid_cursor on every list', async (t) => {
@@ -108,7 +159,12 @@ t.test('a cursor carrying a date PostgreSQL cannot hold is a 400 invalid_cursor 
   ];
   for (const operation of lists) {
     for (const value of forged) {
-      const res = await app.inject({ method: operation.method, url: operation.url, headers: bearer(ADMIN), query: { cursor: fakeCursor(value) } });
+      const res = await app.inject({
+        method: operation.method,
+        url: operation.url,
+        headers: bearer(ADMIN),
+        query: { cursor: fakeCursor(value) },
+      });
       t.ok(res.statusCode === 400 || res.statusCode === 404, `${operation.path} with ${value[0]}: ${res.statusCode}`);
       if (res.statusCode === 400) t.equal(res.json().error.code, 'invalid_cursor');
     }
@@ -125,14 +181,24 @@ t.test('thousands of unknown fields: one short 400, not megabytes of details', a
   // 650 KB of short keys, under the 1 MiB body limit.
   const fields = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, 0]));
   t.ok(JSON.stringify(fields).length < 1024 * 1024);
-  const res = await app.inject({ method: 'POST', url: '/api/admin/packs', headers: bearer(ADMIN), payload: { name: 'x', ...fields } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/admin/packs',
+    headers: bearer(ADMIN),
+    payload: { name: 'x', ...fields },
+  });
   expectClientError(t, res, 400, 'validation_failed', '60,000 unknown fields');
   t.ok(res.body.length < 2000, `a short answer (${res.body.length} bytes)`);
   t.same(res.json().error.details, [{ path: '/', message: 'has too many fields (60001; at most 100)' }]);
 
   // Under the field cap, the details are capped at 20, and the message says how many there were.
   const some = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`field${i}`, i]));
-  const capped = await app.inject({ method: 'POST', url: '/api/admin/packs', headers: bearer(ADMIN), payload: { name: 'x', ...some } });
+  const capped = await app.inject({
+    method: 'POST',
+    url: '/api/admin/packs',
+    headers: bearer(ADMIN),
+    payload: { name: 'x', ...some },
+  });
   expectClientError(t, capped, 400, 'validation_failed', '60 unknown fields');
   t.equal(capped.json().error.details.length, 20);
   t.equal(capped.json().error.message, 'The request is not valid: 60 problems, the first 20 listed.');
@@ -141,9 +207,16 @@ t.test('thousands of unknown fields: one short 400, not megabytes of details', a
 t.test('text must be well-formed Unicode on the way in: 400 naming the field', async (t) => {
   const app = await buildTestApp(t);
   for (const bad of ['a\ud800é\udc00b', 'a\ud800é\udc00é', '\udfff', 'tail\ud83d']) {
-    const res = await app.inject({ method: 'PATCH', url: '/api/user', headers: bearer(ADMIN), payload: { displayName: bad } });
+    const res = await app.inject({
+      method: 'PATCH',
+      url: '/api/user',
+      headers: bearer(ADMIN),
+      payload: { displayName: bad },
+    });
     expectClientError(t, res, 400, 'validation_failed', JSON.stringify(bad));
-    t.same(res.json().error.details, [{ path: '/displayName', message: 'must be well-formed Unicode (it holds a lone surrogate)' }]);
+    t.same(res.json().error.details, [
+      { path: '/displayName', message: 'must be well-formed Unicode (it holds a lone surrogate)' },
+    ]);
   }
   const created = await app.inject({
     method: 'POST',
@@ -151,7 +224,15 @@ t.test('text must be well-formed Unicode on the way in: 400 naming the field', a
     headers: bearer(ADMIN),
     payload: { name: 'ok', description: `x${'\udc00'}` },
   });
-  t.same(created.json().error?.details, [{ path: '/description', message: 'must be well-formed Unicode (it holds a lone surrogate)' }]);
+  t.same(created.json().error?.details, [
+    { path: '/description', message: 'must be well-formed Unicode (it holds a lone surrogate)' },
+  ]);
   // A path that is not UTF-8 never reaches a handler.
-  expectClientError(t, await app.inject({ url: '/api/teams/%ED%A0%80' }), 400, 'bad_request', 'an encoded lone surrogate in the path');
+  expectClientError(
+    t,
+    await app.inject({ url: '/api/teams/%ED%A0%80' }),
+    400,
+    'bad_request',
+    'an encoded lone surrogate in the path',
+  );
 });

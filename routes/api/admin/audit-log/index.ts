@@ -11,7 +11,8 @@ const auditLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Admin'],
         summary: 'The audit log, newest first',
-        description: 'Every admin change: who, when, what, and the target before and after. Filter by `teamId` and `targetId`; paginated.',
+        description:
+          'Every admin change: who, when, what, and the target before and after. Filter by `teamId` and `targetId`; paginated.',
         operationId: 'listAuditLog',
         querystring: AuditLogQuery,
         response: { 200: AuditLogPage, ...errorResponses(403, 404) },

@@ -63,7 +63,10 @@ const adminCollectibleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: CollectibleResponse, ...errorResponses(403, 404) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.collectibles.get(callerOf(request), request.params.id) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.collectibles.get(callerOf(request), request.params.id),
+    }),
   );
 
   app.patch(
@@ -73,7 +76,8 @@ const adminCollectibleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Admin'],
         summary: 'Edit a collectible',
-        description: 'Changes show at once in the public odds of packs that hold it. The team of a collectible is fixed.',
+        description:
+          'Changes show at once in the public odds of packs that hold it. The team of a collectible is fixed.',
         operationId: 'updateCollectible',
         params: CollectibleParams,
         body: Type.Ref(UpdateCollectibleBody),

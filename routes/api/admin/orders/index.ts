@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { callerOf } from '../../../../plugins/app/auth.js';
-import { AdminOrderPage, AdminOrderQuery, AdminOrderResponse, OrderParams, UpdateOrderBody } from '../../../../schemas/checkout.js';
+import {
+  AdminOrderPage,
+  AdminOrderQuery,
+  AdminOrderResponse,
+  OrderParams,
+  UpdateOrderBody,
+} from '../../../../schemas/checkout.js';
 import { errorResponses } from '../../../../schemas/common.js';
 
 const adminOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -33,14 +39,18 @@ const adminOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Checkout'],
         summary: 'Mark an order reviewed (platform admins)',
-        description: '`needsReview` is the only editable field of an order: clear it once the payment was refunded in Stripe or the coins credited by hand. A full refund in Stripe clears it by itself.',
+        description:
+          '`needsReview` is the only editable field of an order: clear it once the payment was refunded in Stripe or the coins credited by hand. A full refund in Stripe clears it by itself.',
         operationId: 'adminUpdateOrder',
         params: OrderParams,
         body: Type.Ref(UpdateOrderBody),
         response: { 200: AdminOrderResponse, ...errorResponses(404) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.checkout.reviewOrder(request.params.id, request.body.needsReview) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.checkout.reviewOrder(request.params.id, request.body.needsReview),
+    }),
   );
 
   app.post(
@@ -58,7 +68,10 @@ const adminOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: AdminOrderResponse, ...errorResponses(404, 409) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.checkout.creditReviewedOrder(request.params.id, callerOf(request).id) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.checkout.creditReviewedOrder(request.params.id, callerOf(request).id),
+    }),
   );
 };
 

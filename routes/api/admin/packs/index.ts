@@ -40,7 +40,8 @@ const adminPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Admin'],
         summary: 'Create a pack (a draft)',
-        description: 'Defaults: price 0, cardsPerPack 5, supply null (no limit). An unknown teamId is 404 `team_not_found`.',
+        description:
+          'Defaults: price 0, cardsPerPack 5, supply null (no limit). An unknown teamId is 404 `team_not_found`.',
         operationId: 'createPack',
         body: Type.Ref(CreatePackBody),
         response: { 201: AdminPackResponse, ...errorResponses(403, 404) },
@@ -65,7 +66,10 @@ const adminPackRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: AdminPackResponse, ...errorResponses(403, 404) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.packs.getAdmin(callerOf(request), request.params.id) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.packs.getAdmin(callerOf(request), request.params.id),
+    }),
   );
 
   app.patch(

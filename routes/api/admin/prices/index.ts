@@ -11,14 +11,18 @@ const adminPriceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Products'],
         summary: 'Turn a price on or off (platform admins)',
-        description: "`active` is a price's only editable field. 409 `active_price_exists` when turning on a price whose bundle already has an active one in that currency.",
+        description:
+          "`active` is a price's only editable field. 409 `active_price_exists` when turning on a price whose bundle already has an active one in that currency.",
         operationId: 'updatePrice',
         params: ProductParams,
         body: Type.Ref(UpdatePriceBody),
         response: { 200: PriceResponse, ...errorResponses(404, 409) },
       },
     },
-    async (request) => ({ success: true as const, data: await app.products.setPriceActive(request.params.id, request.body.active) }),
+    async (request) => ({
+      success: true as const,
+      data: await app.products.setPriceActive(request.params.id, request.body.active),
+    }),
   );
 };
 

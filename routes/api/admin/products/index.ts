@@ -35,13 +35,15 @@ const adminProductRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Products'],
         summary: 'Create a coin bundle (platform admins)',
-        description: 'Active by default, but not on sale until it has a price. `coins + bonusCoins` is at most 100,000,000.',
+        description:
+          'Active by default, but not on sale until it has a price. `coins + bonusCoins` is at most 100,000,000.',
         operationId: 'createProduct',
         body: Type.Ref(CreateProductBody),
         response: { 201: ProductResponse },
       },
     },
-    async (request, reply) => reply.code(201).send({ success: true as const, data: await app.products.create(request.body) }),
+    async (request, reply) =>
+      reply.code(201).send({ success: true as const, data: await app.products.create(request.body) }),
   );
 
   app.get(
@@ -67,7 +69,8 @@ const adminProductRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Products'],
         summary: 'Edit a coin bundle (platform admins)',
-        description: 'Name, description, coins, bonus, active, sort order. Orders already made keep the coins they were made for.',
+        description:
+          'Name, description, coins, bonus, active, sort order. Orders already made keep the coins they were made for.',
         operationId: 'updateProduct',
         params: ProductParams,
         body: Type.Ref(UpdateProductBody),

@@ -42,7 +42,8 @@ const adminTeamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Teams'],
         summary: "The team's members and their roles",
-        description: 'For the team’s members (any role) and platform admins. Newest first; filter by `role`; paginated.',
+        description:
+          'For the team’s members (any role) and platform admins. Newest first; filter by `role`; paginated.',
         operationId: 'listTeamMembers',
         params: TeamParams,
         querystring: MemberListQuery,
@@ -108,7 +109,8 @@ const adminTeamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Teams'],
         summary: 'Remove a member from a team',
-        description: 'For the team’s owners and platform admins. Answers the removed membership. Removing the last owner is 409 `last_owner`.',
+        description:
+          'For the team’s owners and platform admins. Answers the removed membership. Removing the last owner is 409 `last_owner`.',
         operationId: 'removeTeamMember',
         params: MemberParams,
         response: { 200: TeamAdminResponse, ...errorResponses(403, 404, 409) },

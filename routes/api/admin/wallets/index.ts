@@ -17,7 +17,10 @@ const adminWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'adjustWallet',
         params: WalletUserParams,
         body: Type.Ref(WalletAdjustmentBody),
-        response: { 201: WithHeaders(LedgerEntryResponse, ['Idempotent-Replayed'], 'The ledger entry'), ...errorResponses(404, 409) },
+        response: {
+          201: WithHeaders(LedgerEntryResponse, ['Idempotent-Replayed'], 'The ledger entry'),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request, reply) =>

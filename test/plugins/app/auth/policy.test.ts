@@ -38,7 +38,11 @@ const PRINCIPALS = {
 type PrincipalName = keyof typeof PRINCIPALS;
 
 type Resource = 'T' | 'U' | 'platform';
-const RESOURCES: Record<Resource, { teamId: string | null }> = { T: { teamId: T }, U: { teamId: U }, platform: { teamId: null } };
+const RESOURCES: Record<Resource, { teamId: string | null }> = {
+  T: { teamId: T },
+  U: { teamId: U },
+  platform: { teamId: null },
+};
 
 // [T, U, platform]
 const Y = true;
@@ -108,10 +112,15 @@ const READ_OF: Record<AdminAction, AdminAction> = {
 };
 
 const RESOURCE_INDEX: Record<Resource, 0 | 1 | 2> = { T: 0, U: 1, platform: 2 };
-const expected = (who: PrincipalName, action: AdminAction, resource: Resource): boolean => EXPECTED[who][action][RESOURCE_INDEX[resource]];
+const expected = (who: PrincipalName, action: AdminAction, resource: Resource): boolean =>
+  EXPECTED[who][action][RESOURCE_INDEX[resource]];
 
 t.test('the table covers every action and every role', async (t) => {
-  t.same([...ADMIN_ACTIONS].sort(), Object.keys(EXPECTED['platform admin']).sort(), 'ADMIN_ACTIONS are the actions of the table');
+  t.same(
+    [...ADMIN_ACTIONS].sort(),
+    Object.keys(EXPECTED['platform admin']).sort(),
+    'ADMIN_ACTIONS are the actions of the table',
+  );
   t.same([...TEAM_ROLES].sort(), ['editor', 'owner', 'viewer'], 'three team roles');
 });
 
@@ -121,7 +130,11 @@ t.test('isAllowed: every principal × action × resource', async (t) => {
     for (const action of ADMIN_ACTIONS) {
       for (const resource of Object.keys(RESOURCES) as Resource[]) {
         const want = expected(who, action, resource);
-        t.equal(isAllowed(p, action, RESOURCES[resource]), want, `${who} ${want ? 'may' : 'may not'} ${action} on a ${resource} resource`);
+        t.equal(
+          isAllowed(p, action, RESOURCES[resource]),
+          want,
+          `${who} ${want ? 'may' : 'may not'} ${action} on a ${resource} resource`,
+        );
         cells++;
       }
     }
@@ -141,7 +154,10 @@ t.test('isAllowed: a role in one team says nothing about another', async (t) => 
   t.notOk(isAllowed(mixed, 'catalog:read', { teamId: 'team-x' }), 'no role in X');
   t.notOk(isAllowed(mixed, 'catalog:read', { teamId: null }), 'platform resources are the platform admins’ alone');
   t.notOk(isAllowed(mixed, 'team:create', { teamId: null }), 'only platform admins create teams');
-  t.notOk(isAllowed(principal('o', false, [[T, 'owner']]), 'catalog:read', { teamId: T.toUpperCase() }), 'team ids match exactly');
+  t.notOk(
+    isAllowed(principal('o', false, [[T, 'owner']]), 'catalog:read', { teamId: T.toUpperCase() }),
+    'team ids match exactly',
+  );
   // A platform admin who also holds a small team role keeps every power.
   const adminViewer = principal('av', true, [[T, 'viewer']]);
   for (const action of ADMIN_ACTIONS) {
@@ -164,7 +180,11 @@ t.test('hasAdminAccess and requireAdminAccess', async (t) => {
     if (want[who]) {
       t.doesNotThrow(() => requireAdminAccess(p), `requireAdminAccess lets ${who} through`);
     } else {
-      t.throws(() => requireAdminAccess(p), { statusCode: 403, code: 'forbidden' }, `requireAdminAccess refuses ${who} with 403`);
+      t.throws(
+        () => requireAdminAccess(p),
+        { statusCode: 403, code: 'forbidden' },
+        `requireAdminAccess refuses ${who} with 403`,
+      );
     }
   }
 });
@@ -193,7 +213,11 @@ t.test('authorize: allowed, 403 when the caller can read the resource, else the 
           t.ok(thrown instanceof AppError, `${label}: an AppError`);
           t.match(thrown, { statusCode: 403, code: 'forbidden' }, `${label}: 403 (the caller can see it)`);
         } else {
-          t.match(thrown, { statusCode: 404, code: 'sentinel_not_found' }, `${label}: the given notFound (existence hidden)`);
+          t.match(
+            thrown,
+            { statusCode: 404, code: 'sentinel_not_found' },
+            `${label}: the given notFound (existence hidden)`,
+          );
         }
       }
     }
@@ -202,12 +226,40 @@ t.test('authorize: allowed, 403 when the caller can read the resource, else the 
 
 t.test('authorize: the cases the services rely on, spelled out', async (t) => {
   const notFound = () => new NotFoundError('team_not_found', 'No team with this id.');
-  const { 'editor of T': editor, 'viewer of T': viewer, 'owner of U (another team)': other, 'owner of T': owner } = PRINCIPALS;
-  t.throws(() => authorize(editor, 'members:manage', { teamId: T }, notFound), { statusCode: 403, code: 'forbidden' }, 'editor managing members of its team: 403');
-  t.throws(() => authorize(viewer, 'catalog:write', { teamId: T }, notFound), { statusCode: 403, code: 'forbidden' }, 'viewer writing its team’s catalog: 403');
-  t.throws(() => authorize(other, 'members:read', { teamId: T }, notFound), { statusCode: 404, code: 'team_not_found' }, 'another team’s members: hidden');
-  t.throws(() => authorize(other, 'catalog:write', { teamId: T }, notFound), { statusCode: 404, code: 'team_not_found' }, 'another team’s catalog: hidden');
-  t.throws(() => authorize(owner, 'catalog:read', { teamId: null }, notFound), { statusCode: 404, code: 'team_not_found' }, 'a platform resource read by an owner: hidden');
+  const {
+    'editor of T': editor,
+    'viewer of T': viewer,
+    'owner of U (another team)': other,
+    'owner of T': owner,
+  } = PRINCIPALS;
+  t.throws(
+    () => authorize(editor, 'members:manage', { teamId: T }, notFound),
+    { statusCode: 403, code: 'forbidden' },
+    'editor managing members of its team: 403',
+  );
+  t.throws(
+    () => authorize(viewer, 'catalog:write', { teamId: T }, notFound),
+    { statusCode: 403, code: 'forbidden' },
+    'viewer writing its team’s catalog: 403',
+  );
+  t.throws(
+    () => authorize(other, 'members:read', { teamId: T }, notFound),
+    { statusCode: 404, code: 'team_not_found' },
+    'another team’s members: hidden',
+  );
+  t.throws(
+    () => authorize(other, 'catalog:write', { teamId: T }, notFound),
+    { statusCode: 404, code: 'team_not_found' },
+    'another team’s catalog: hidden',
+  );
+  t.throws(
+    () => authorize(owner, 'catalog:read', { teamId: null }, notFound),
+    { statusCode: 404, code: 'team_not_found' },
+    'a platform resource read by an owner: hidden',
+  );
   t.doesNotThrow(() => authorize(owner, 'members:manage', { teamId: T }, notFound), 'owner manages its members');
-  t.doesNotThrow(() => authorize(PRINCIPALS['platform admin'], 'team:create', { teamId: null }, notFound), 'platform admin creates teams');
+  t.doesNotThrow(
+    () => authorize(PRINCIPALS['platform admin'], 'team:create', { teamId: null }, notFound),
+    'platform admin creates teams',
+  );
 });

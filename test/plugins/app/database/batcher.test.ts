@@ -56,27 +56,34 @@ t.test('a request at an idle key starts at once: nothing waits for a batch to fi
   t.equal(await a, 'A');
 });
 
-t.test('requests arriving while a batch runs form the next batch, up to maxBatch; the rest the one after', async (t) => {
-  const { calls, batcher } = recorder(3);
-  const first = batcher.submit('pack', 'a');
-  const waiting = ['b', 'c', 'd', 'e', 'f'].map((item) => batcher.submit('pack', item));
-  t.equal(calls.length, 1, 'nothing else runs while the first batch does');
+t.test(
+  'requests arriving while a batch runs form the next batch, up to maxBatch; the rest the one after',
+  async (t) => {
+    const { calls, batcher } = recorder(3);
+    const first = batcher.submit('pack', 'a');
+    const waiting = ['b', 'c', 'd', 'e', 'f'].map((item) => batcher.submit('pack', item));
+    t.equal(calls.length, 1, 'nothing else runs while the first batch does');
 
-  echo(callAt(calls, 0));
-  await settle();
-  t.equal(calls.length, 2);
-  t.same(callAt(calls, 1).items, ['b', 'c', 'd'], 'the next batch takes maxBatch of those waiting, in arrival order');
-  // One arriving now joins the queue behind e and f.
-  const late = batcher.submit('pack', 'g');
-  t.equal(calls.length, 2, 'still one batch at a time');
+    echo(callAt(calls, 0));
+    await settle();
+    t.equal(calls.length, 2);
+    t.same(callAt(calls, 1).items, ['b', 'c', 'd'], 'the next batch takes maxBatch of those waiting, in arrival order');
+    // One arriving now joins the queue behind e and f.
+    const late = batcher.submit('pack', 'g');
+    t.equal(calls.length, 2, 'still one batch at a time');
 
-  echo(callAt(calls, 1));
-  await settle();
-  t.same(callAt(calls, 2).items, ['e', 'f', 'g'], 'then the rest');
-  echo(callAt(calls, 2));
-  t.same(await Promise.all([first, ...waiting, late]), ['A', 'B', 'C', 'D', 'E', 'F', 'G'], 'each request gets its own result');
-  t.equal(calls.length, 3, 'three batches in all');
-});
+    echo(callAt(calls, 1));
+    await settle();
+    t.same(callAt(calls, 2).items, ['e', 'f', 'g'], 'then the rest');
+    echo(callAt(calls, 2));
+    t.same(
+      await Promise.all([first, ...waiting, late]),
+      ['A', 'B', 'C', 'D', 'E', 'F', 'G'],
+      'each request gets its own result',
+    );
+    t.equal(calls.length, 3, 'three batches in all');
+  },
+);
 
 t.test('keys are independent: a slow key does not hold another', async (t) => {
   const { calls, batcher } = recorder(10);
@@ -104,7 +111,12 @@ async function batchQueued(items: string[], maxBatch = 10) {
   const blocker = batcher.submit('pack', 'blocker');
   const promises = items.map((item) => batcher.submit('pack', item));
   // Each is looked at as it settles: a rejection nobody awaits yet must not count as unhandled.
-  const states = promises.map((promise) => promise.then((value) => ({ value }), (error: unknown) => ({ error })));
+  const states = promises.map((promise) =>
+    promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
+  );
   echo(callAt(calls, 0));
   await blocker;
   await settle();
@@ -130,7 +142,10 @@ const UNAVAILABLE: [string, () => unknown][] = [
   ['the driver losing its socket', () => new Error('Connection terminated unexpectedly')],
   [
     "a statement timeout wrapped in Drizzle's query error",
-    () => new Error('Failed query: select 1', { cause: Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }) }),
+    () =>
+      new Error('Failed query: select 1', {
+        cause: Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      }),
   ],
 ];
 
@@ -156,40 +171,43 @@ for (const [what, make] of UNAVAILABLE) {
   });
 }
 
-t.test('a batch that throws any other error is run again item by item: one bad item cannot fail the others', async (t) => {
-  const { calls, batcher, states, batch } = await batchQueued(['a', 'b', 'c', 'd']);
-  // A constraint violation from one of the items: the transaction of the batch is gone.
-  batch.fail(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }));
-  await settle();
-  t.equal(calls.length, 3, 'then the first item runs alone');
-  t.same(callAt(calls, 2).items, ['a']);
-  // Arriving while items are rerun: waits for the reruns, then forms the next batch.
-  const late = batcher.submit('pack', 'late');
+t.test(
+  'a batch that throws any other error is run again item by item: one bad item cannot fail the others',
+  async (t) => {
+    const { calls, batcher, states, batch } = await batchQueued(['a', 'b', 'c', 'd']);
+    // A constraint violation from one of the items: the transaction of the batch is gone.
+    batch.fail(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }));
+    await settle();
+    t.equal(calls.length, 3, 'then the first item runs alone');
+    t.same(callAt(calls, 2).items, ['a']);
+    // Arriving while items are rerun: waits for the reruns, then forms the next batch.
+    const late = batcher.submit('pack', 'late');
 
-  echo(callAt(calls, 2));
-  await settle();
-  t.same(callAt(calls, 3).items, ['b'], 'one at a time, in order');
-  const bad = Object.assign(new Error('b breaks a constraint'), { code: '23514' });
-  callAt(calls, 3).fail(bad);
-  await settle();
-  t.same(callAt(calls, 4).items, ['c']);
-  const refusal = new Error('c is refused');
-  callAt(calls, 4).answer([refusal]);
-  await settle();
-  t.same(callAt(calls, 5).items, ['d']);
-  echo(callAt(calls, 5));
-  await settle();
-  t.same(callAt(calls, 6).items, ['late'], 'what arrived meanwhile is the next batch');
-  echo(callAt(calls, 6));
+    echo(callAt(calls, 2));
+    await settle();
+    t.same(callAt(calls, 3).items, ['b'], 'one at a time, in order');
+    const bad = Object.assign(new Error('b breaks a constraint'), { code: '23514' });
+    callAt(calls, 3).fail(bad);
+    await settle();
+    t.same(callAt(calls, 4).items, ['c']);
+    const refusal = new Error('c is refused');
+    callAt(calls, 4).answer([refusal]);
+    await settle();
+    t.same(callAt(calls, 5).items, ['d']);
+    echo(callAt(calls, 5));
+    await settle();
+    t.same(callAt(calls, 6).items, ['late'], 'what arrived meanwhile is the next batch');
+    echo(callAt(calls, 6));
 
-  const [a, b, c, d] = await Promise.all(states);
-  t.same(a, { value: 'A' });
-  t.equal((b as { error: unknown }).error, bad, 'the item that fails alone is rejected with its own error');
-  t.equal((c as { error: unknown }).error, refusal, 'an Error answered for an item alone rejects it');
-  t.same(d, { value: 'D' });
-  t.equal(await late, 'LATE');
-  t.equal(calls.length, 7);
-});
+    const [a, b, c, d] = await Promise.all(states);
+    t.same(a, { value: 'A' });
+    t.equal((b as { error: unknown }).error, bad, 'the item that fails alone is rejected with its own error');
+    t.equal((c as { error: unknown }).error, refusal, 'an Error answered for an item alone rejects it');
+    t.same(d, { value: 'D' });
+    t.equal(await late, 'LATE');
+    t.equal(calls.length, 7);
+  },
+);
 
 t.test('a batch of one that throws is rejected with its error (running it alone again would repeat it)', async (t) => {
   const { calls, batcher } = recorder(10);
@@ -213,70 +231,79 @@ t.test('a 503 while items are run alone rejects that item only', async (t) => {
   t.same(b, { value: 'B' });
 });
 
-t.test('expectedWaitMs: nothing at an idle key; then the running batch and the full batches queued, at the average batch time', async (t) => {
-  const maxBatch = 4;
-  const { calls, batcher } = recorder(maxBatch);
-  t.equal(batcher.expectedWaitMs('pack'), 0, 'an idle key that never ran');
+t.test(
+  'expectedWaitMs: nothing at an idle key; then the running batch and the full batches queued, at the average batch time',
+  async (t) => {
+    const maxBatch = 4;
+    const { calls, batcher } = recorder(maxBatch);
+    t.equal(batcher.expectedWaitMs('pack'), 0, 'an idle key that never ran');
 
-  // Batches whose time the test decides: answered after BATCH_MS. Timers are never early by more
-  // than a millisecond, and late by any amount on a loaded machine: bounds below tight, above loose.
-  const BATCH_MS = 60;
-  const first = batcher.submit('pack', 'a');
-  t.ok(batcher.expectedWaitMs('pack') < BATCH_MS, 'nothing measured yet: only how long the batch has run so far');
-  await sleep(BATCH_MS);
-  echo(callAt(calls, 0));
-  await first;
-  t.equal(batcher.expectedWaitMs('pack'), 0, 'idle again: a request would start at once, whatever batches took');
+    // Batches whose time the test decides: answered after BATCH_MS. Timers are never early by more
+    // than a millisecond, and late by any amount on a loaded machine: bounds below tight, above loose.
+    const BATCH_MS = 60;
+    const first = batcher.submit('pack', 'a');
+    t.ok(batcher.expectedWaitMs('pack') < BATCH_MS, 'nothing measured yet: only how long the batch has run so far');
+    await sleep(BATCH_MS);
+    echo(callAt(calls, 0));
+    await first;
+    t.equal(batcher.expectedWaitMs('pack'), 0, 'idle again: a request would start at once, whatever batches took');
 
-  const running = batcher.submit('pack', 'b');
-  const runningSince = performance.now();
-  const average = batcher.expectedWaitMs('pack');
-  t.ok(average >= BATCH_MS - 5 && average < BATCH_MS + 5000, `with a batch running and none queued: one batch time (${average.toFixed(1)} ms)`);
+    const running = batcher.submit('pack', 'b');
+    const runningSince = performance.now();
+    const average = batcher.expectedWaitMs('pack');
+    t.ok(
+      average >= BATCH_MS - 5 && average < BATCH_MS + 5000,
+      `with a batch running and none queued: one batch time (${average.toFixed(1)} ms)`,
+    );
 
-  // Waits read at one instant share one average: each is a whole number of batch times.
-  const queued: Promise<string>[] = [];
-  const queueTo = (length: number) => {
-    while (queued.length < length) queued.push(batcher.submit('pack', `q${queued.length}`));
-  };
-  const lengths = [1, maxBatch - 1, maxBatch, maxBatch + 1, 2 * maxBatch - 1, 2 * maxBatch, 2 * maxBatch + 3];
-  const waits = lengths.map((length) => {
-    queueTo(length);
-    return [length, batcher.expectedWaitMs('pack')];
-  });
-  t.same(
-    waits,
-    lengths.map((length) => [length, (1 + Math.floor(length / maxBatch)) * average]),
-    '(1 + floor(queued / maxBatch)) x the average batch time',
-  );
-  t.same(
-    waits.map(([, wait]) => Math.round((wait as number) / average)),
-    [1, 1, 2, 2, 2, 3, 3],
-    'one batch time up to maxBatch - 1 queued, two from maxBatch, three from 2 x maxBatch',
-  );
-  t.equal(calls.length, 2, 'nothing queued has started');
+    // Waits read at one instant share one average: each is a whole number of batch times.
+    const queued: Promise<string>[] = [];
+    const queueTo = (length: number) => {
+      while (queued.length < length) queued.push(batcher.submit('pack', `q${queued.length}`));
+    };
+    const lengths = [1, maxBatch - 1, maxBatch, maxBatch + 1, 2 * maxBatch - 1, 2 * maxBatch, 2 * maxBatch + 3];
+    const waits = lengths.map((length) => {
+      queueTo(length);
+      return [length, batcher.expectedWaitMs('pack')];
+    });
+    t.same(
+      waits,
+      lengths.map((length) => [length, (1 + Math.floor(length / maxBatch)) * average]),
+      '(1 + floor(queued / maxBatch)) x the average batch time',
+    );
+    t.same(
+      waits.map(([, wait]) => Math.round((wait as number) / average)),
+      [1, 1, 2, 2, 2, 3, 3],
+      'one batch time up to maxBatch - 1 queued, two from maxBatch, three from 2 x maxBatch',
+    );
+    t.equal(calls.length, 2, 'nothing queued has started');
 
-  // A slower batch raises the average (weighted towards the latest), and the wait with it: this
-  // one runs at least twice the average, whatever the machine's load did to the first.
-  while (performance.now() - runningSince < 2 * average + 20) await sleep(BATCH_MS);
-  echo(callAt(calls, 1));
-  await running;
-  await settle();
-  t.same(callAt(calls, 2).items, ['q0', 'q1', 'q2', 'q3'], 'the next batch started');
-  const raised = batcher.expectedWaitMs('pack');
-  t.ok(raised / 2 > average, `7 queued: 2 batch times, at an average that grew (${(raised / 2).toFixed(1)} ms > ${average.toFixed(1)} ms)`);
+    // A slower batch raises the average (weighted towards the latest), and the wait with it: this
+    // one runs at least twice the average, whatever the machine's load did to the first.
+    while (performance.now() - runningSince < 2 * average + 20) await sleep(BATCH_MS);
+    echo(callAt(calls, 1));
+    await running;
+    await settle();
+    t.same(callAt(calls, 2).items, ['q0', 'q1', 'q2', 'q3'], 'the next batch started');
+    const raised = batcher.expectedWaitMs('pack');
+    t.ok(
+      raised / 2 > average,
+      `7 queued: 2 batch times, at an average that grew (${(raised / 2).toFixed(1)} ms > ${average.toFixed(1)} ms)`,
+    );
 
-  // The rest drains a batch at a time.
-  echo(callAt(calls, 2));
-  await settle();
-  t.same(callAt(calls, 3).items, ['q4', 'q5', 'q6', 'q7']);
-  echo(callAt(calls, 3));
-  await settle();
-  t.same(callAt(calls, 4).items, ['q8', 'q9', 'q10']);
-  echo(callAt(calls, 4));
-  t.same(await Promise.all(queued), ['Q0', 'Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6', 'Q7', 'Q8', 'Q9', 'Q10']);
-  t.equal(batcher.expectedWaitMs('pack'), 0, 'drained: idle again');
-  t.equal(batcher.expectedWaitMs('other'), 0, 'another key is idle');
-});
+    // The rest drains a batch at a time.
+    echo(callAt(calls, 2));
+    await settle();
+    t.same(callAt(calls, 3).items, ['q4', 'q5', 'q6', 'q7']);
+    echo(callAt(calls, 3));
+    await settle();
+    t.same(callAt(calls, 4).items, ['q8', 'q9', 'q10']);
+    echo(callAt(calls, 4));
+    t.same(await Promise.all(queued), ['Q0', 'Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6', 'Q7', 'Q8', 'Q9', 'Q10']);
+    t.equal(batcher.expectedWaitMs('pack'), 0, 'drained: idle again');
+    t.equal(batcher.expectedWaitMs('other'), 0, 'another key is idle');
+  },
+);
 
 t.test('the batcher forgets a key once its queue drains: a later request starts at once', async (t) => {
   const { calls, batcher } = recorder(2);
@@ -305,41 +332,63 @@ t.test('a batch running longer than the average counts for how long it has run',
   const stuck = batcher.submit('pack', 'b');
   await sleep(80);
   const wait = batcher.expectedWaitMs('pack');
-  t.ok(wait >= 75, `a batch stuck for 80 ms: the estimate is at least that (${wait.toFixed(1)} ms), whatever the average`);
+  t.ok(
+    wait >= 75,
+    `a batch stuck for 80 ms: the estimate is at least that (${wait.toFixed(1)} ms), whatever the average`,
+  );
   echo(callAt(calls, 1));
   await stuck;
 });
 
-t.test('past maxWaitMs, the batch whose turn has come is served; the late requests left behind it are refused with 503 overloaded, unrun', async (t) => {
-  const calls: Call[] = [];
-  const batcher = new KeyedBatcher<string, string>((key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })), 2, {
-    maxWaitMs: 50,
-  });
-  const head = batcher.submit('pack', 'head');
-  const late = ['a', 'b', 'c'].map((item) => batcher.submit('pack', item).catch((error: unknown) => error));
-  await sleep(70);
-  const fresh = batcher.submit('pack', 'fresh');
-  echo(callAt(calls, 0));
-  t.equal(await head, 'HEAD');
-  await settle();
-  t.same(callAt(calls, 1).items, ['a', 'b'], 'the next batch is served though it waited past the limit (the batch before it stalled)');
-  const refused = (await late[2]) as { statusCode?: number; code?: string };
-  t.same([refused.statusCode, refused.code], [503, 'overloaded'], 'waited past the limit and left behind a full batch: refused');
-  echo(callAt(calls, 1));
-  t.same(await Promise.all(late.slice(0, 2)), ['A', 'B']);
-  await settle();
-  t.same(callAt(calls, 2).items, ['fresh'], 'the batch after holds only the request still in time');
-  echo(callAt(calls, 2));
-  t.equal(await fresh, 'FRESH');
-  t.equal(calls.length, 3, 'the refused request never ran');
-});
+t.test(
+  'past maxWaitMs, the batch whose turn has come is served; the late requests left behind it are refused with 503 overloaded, unrun',
+  async (t) => {
+    const calls: Call[] = [];
+    const batcher = new KeyedBatcher<string, string>(
+      (key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })),
+      2,
+      {
+        maxWaitMs: 50,
+      },
+    );
+    const head = batcher.submit('pack', 'head');
+    const late = ['a', 'b', 'c'].map((item) => batcher.submit('pack', item).catch((error: unknown) => error));
+    await sleep(70);
+    const fresh = batcher.submit('pack', 'fresh');
+    echo(callAt(calls, 0));
+    t.equal(await head, 'HEAD');
+    await settle();
+    t.same(
+      callAt(calls, 1).items,
+      ['a', 'b'],
+      'the next batch is served though it waited past the limit (the batch before it stalled)',
+    );
+    const refused = (await late[2]) as { statusCode?: number; code?: string };
+    t.same(
+      [refused.statusCode, refused.code],
+      [503, 'overloaded'],
+      'waited past the limit and left behind a full batch: refused',
+    );
+    echo(callAt(calls, 1));
+    t.same(await Promise.all(late.slice(0, 2)), ['A', 'B']);
+    await settle();
+    t.same(callAt(calls, 2).items, ['fresh'], 'the batch after holds only the request still in time');
+    echo(callAt(calls, 2));
+    t.equal(await fresh, 'FRESH');
+    t.equal(calls.length, 3, 'the refused request never ran');
+  },
+);
 
 t.test('a batch that fails as a whole is reported before its requests are run again alone, or rejected', async (t) => {
   const faults: { key: string; size: number; rerunAlone: boolean }[] = [];
   const calls: Call[] = [];
-  const batcher = new KeyedBatcher<string, string>((key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })), 10, {
-    onFault: ({ key, size, rerunAlone }) => faults.push({ key, size, rerunAlone }),
-  });
+  const batcher = new KeyedBatcher<string, string>(
+    (key, items) => new Promise((answer, fail) => calls.push({ key, items: [...items], answer, fail })),
+    10,
+    {
+      onFault: ({ key, size, rerunAlone }) => faults.push({ key, size, rerunAlone }),
+    },
+  );
   const head = batcher.submit('pack', 'head');
   const pair = [batcher.submit('pack', 'x'), batcher.submit('pack', 'y')];
   echo(callAt(calls, 0));

@@ -8,7 +8,8 @@ import { onlyEmbedded, postmasterPid, startServerProcess, tempDataDir } from '..
  * a pid file left by a killed container names a live process that is not our server.
  */
 
-const containers = process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+const containers =
+  process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
 t.test(
   'in a container killed with SIGKILL, the restart (same pids, new namespace) starts on the folder',
   onlyEmbedded.skip ? onlyEmbedded : containers ? {} : { skip: 'needs root and unshare(1) to make PID namespaces' },

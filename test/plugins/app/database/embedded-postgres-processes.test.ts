@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import t from 'tap';
 import { isAlive } from '../../../../plugins/app/database/embedded-postgres.js';
 import { bearer, tokenFor } from '../../../support/app.js';
-import { onlyEmbedded, postmasterPid, startServerProcess, tempDataDir, waitFor } from '../../../support/server-process.js';
+import {
+  onlyEmbedded,
+  postmasterPid,
+  startServerProcess,
+  tempDataDir,
+  waitFor,
+} from '../../../support/server-process.js';
 
 /**
  * `server.ts` processes on one DATA_DIR, as `npm start` runs them: a second process refused, two
@@ -29,54 +35,68 @@ t.test('two server processes starting together on a new folder: one serves, one 
   const both = [startServerProcess({ DATA_DIR: dataDir }), startServerProcess({ DATA_DIR: dataDir })];
   t.teardown(() => Promise.all(both.map((server) => server.stop())));
   const outcomes = await Promise.all(
-    both.map((server) => Promise.race([server.listening.then(() => 'serving'), server.exited.then(({ code }) => `exited ${code}`)])),
+    both.map((server) =>
+      Promise.race([server.listening.then(() => 'serving'), server.exited.then(({ code }) => `exited ${code}`)]),
+    ),
   );
   t.same([...outcomes].sort(), ['exited 1', 'serving'], outcomes.join(', '));
   const loser = both.find((_server, index) => outcomes[index] !== 'serving') ?? both[1];
   t.match(loser?.output(), /is in use/);
 });
 
-t.test('after a SIGKILL, the next start stops the orphaned server, says so, and has the data', onlyEmbedded, async (t) => {
-  const dataDir = tempDataDir(t);
-  const killed = startServerProcess({ DATA_DIR: dataDir });
-  const url = await killed.listening;
-  const put = await fetch(`${url}/api/user`, {
-    method: 'PATCH',
-    headers: { ...bearer(tokenFor('erin')), 'content-type': 'application/json' },
-    body: JSON.stringify({ displayName: 'Erin before the kill' }),
-  });
-  t.equal(put.status, 200, 'a write acknowledged before the kill');
-  const orphan = postmasterPid(dataDir) as number;
-  killed.child.kill('SIGKILL');
-  await killed.exited;
-  t.ok(isAlive(orphan), 'PostgreSQL outlives the killed process');
+t.test(
+  'after a SIGKILL, the next start stops the orphaned server, says so, and has the data',
+  onlyEmbedded,
+  async (t) => {
+    const dataDir = tempDataDir(t);
+    const killed = startServerProcess({ DATA_DIR: dataDir });
+    const url = await killed.listening;
+    const put = await fetch(`${url}/api/user`, {
+      method: 'PATCH',
+      headers: { ...bearer(tokenFor('erin')), 'content-type': 'application/json' },
+      body: JSON.stringify({ displayName: 'Erin before the kill' }),
+    });
+    t.equal(put.status, 200, 'a write acknowledged before the kill');
+    const orphan = postmasterPid(dataDir) as number;
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    t.ok(isAlive(orphan), 'PostgreSQL outlives the killed process');
 
-  const next = startServerProcess({ DATA_DIR: dataDir });
-  t.teardown(() => next.stop());
-  const nextUrl = await next.listening;
-  t.match(next.output(), /ended without stopping it.*stopping it before starting a new one/);
-  t.match(next.output(), /the orphaned server stopped cleanly/);
-  await waitFor(() => !isAlive(orphan), 'the orphan to be gone');
-  t.not(postmasterPid(dataDir), orphan, 'a new server serves the folder');
-  const user = await fetch(`${nextUrl}/api/user`, { headers: bearer(tokenFor('erin')) });
-  t.equal(((await user.json()) as { data: { displayName: string } }).data.displayName, 'Erin before the kill', 'the acknowledged write survived');
-  next.child.kill('SIGTERM');
-  t.equal((await next.exited).code, 0);
-  t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'SIGTERM stopped PostgreSQL too');
-});
+    const next = startServerProcess({ DATA_DIR: dataDir });
+    t.teardown(() => next.stop());
+    const nextUrl = await next.listening;
+    t.match(next.output(), /ended without stopping it.*stopping it before starting a new one/);
+    t.match(next.output(), /the orphaned server stopped cleanly/);
+    await waitFor(() => !isAlive(orphan), 'the orphan to be gone');
+    t.not(postmasterPid(dataDir), orphan, 'a new server serves the folder');
+    const user = await fetch(`${nextUrl}/api/user`, { headers: bearer(tokenFor('erin')) });
+    t.equal(
+      ((await user.json()) as { data: { displayName: string } }).data.displayName,
+      'Erin before the kill',
+      'the acknowledged write survived',
+    );
+    next.child.kill('SIGTERM');
+    t.equal((await next.exited).code, 0);
+    t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'SIGTERM stopped PostgreSQL too');
+  },
+);
 
-t.test('PostgreSQL dying under a running service: logged, requests answer 503, readiness fails', onlyEmbedded, async (t) => {
-  const dataDir = tempDataDir(t);
-  const server = startServerProcess({ DATA_DIR: dataDir });
-  t.teardown(() => server.stop());
-  const url = await server.listening;
-  const postmaster = postmasterPid(dataDir) as number;
-  process.kill(postmaster, 'SIGKILL');
-  await waitFor(() => /exited unexpectedly/.test(server.output()), 'the log line');
-  t.match(server.output(), /"signal":"SIGKILL".*embedded PostgreSQL exited unexpectedly; restart the service/);
-  const res = await fetch(`${url}/api/user`, { headers: bearer(tokenFor('after-crash')) });
-  t.equal(res.status, 503);
-  t.equal(((await res.json()) as { error: { code: string } }).error.code, 'database_unavailable');
-  t.equal((await fetch(`${url}/api/health/ready`)).status, 503, 'readiness says so');
-  t.equal((await fetch(`${url}/api/health`)).status, 200, 'the process itself lives on');
-});
+t.test(
+  'PostgreSQL dying under a running service: logged, requests answer 503, readiness fails',
+  onlyEmbedded,
+  async (t) => {
+    const dataDir = tempDataDir(t);
+    const server = startServerProcess({ DATA_DIR: dataDir });
+    t.teardown(() => server.stop());
+    const url = await server.listening;
+    const postmaster = postmasterPid(dataDir) as number;
+    process.kill(postmaster, 'SIGKILL');
+    await waitFor(() => /exited unexpectedly/.test(server.output()), 'the log line');
+    t.match(server.output(), /"signal":"SIGKILL".*embedded PostgreSQL exited unexpectedly; restart the service/);
+    const res = await fetch(`${url}/api/user`, { headers: bearer(tokenFor('after-crash')) });
+    t.equal(res.status, 503);
+    t.equal(((await res.json()) as { error: { code: string } }).error.code, 'database_unavailable');
+    t.equal((await fetch(`${url}/api/health/ready`)).status, 503, 'readiness says so');
+    t.equal((await fetch(`${url}/api/health`)).status, 200, 'the process itself lives on');
+  },
+);

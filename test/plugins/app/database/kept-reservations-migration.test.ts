@@ -45,7 +45,9 @@ t.test('0015 counts the pending reservations of each pack, after marking the lap
   });
 
   await migrate(drizzle({ client }), { migrationsFolder: before });
-  const columns = await client.query(`select 1 from information_schema.columns where table_name = 'packs' and column_name = 'reserved'`);
+  const columns = await client.query(
+    `select 1 from information_schema.columns where table_name = 'packs' and column_name = 'reserved'`,
+  );
   t.equal(columns.rowCount, 0, 'migrated to the step before: no kept count yet');
 
   const seed = 'a'.repeat(64);
@@ -80,7 +82,9 @@ t.test('0015 counts the pending reservations of each pack, after marking the lap
     { id: 'lapsed', reserved: 0 },
     { id: 'quiet', reserved: 0 },
   ]);
-  const statuses = await client.query<{ id: string; status: string; ended: boolean }>('select id, status, ended_at is not null as ended from purchases order by id');
+  const statuses = await client.query<{ id: string; status: string; ended: boolean }>(
+    'select id, status, ended_at is not null as ended from purchases order by id',
+  );
   t.same(
     statuses.rows.map((row) => `${row.id} ${row.status}${row.ended ? ' (ended)' : ''}`),
     [
@@ -94,6 +98,12 @@ t.test('0015 counts the pending reservations of each pack, after marking the lap
       'lapsed-3 expired (ended)',
     ],
   );
-  const refused = await client.query(`update packs set reserved = 4 where id = 'busy'`).catch((error: { code?: string }) => error);
-  t.equal((refused as { code?: string }).code, '23514', 'the check is in place: sold + reserved may not pass the supply');
+  const refused = await client
+    .query(`update packs set reserved = 4 where id = 'busy'`)
+    .catch((error: { code?: string }) => error);
+  t.equal(
+    (refused as { code?: string }).code,
+    '23514',
+    'the check is in place: sold + reserved may not pass the supply',
+  );
 });

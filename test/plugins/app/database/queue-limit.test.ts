@@ -10,7 +10,8 @@ import { startTcpProxyTo } from '../../../support/tcp-proxy.js';
  * refused at once with 503 `overloaded`, instead of queueing for seconds; work that fits waits.
  */
 
-const hold = (app: Awaited<ReturnType<typeof buildTestApp>>, ms: number) => app.db.transaction((tx) => tx.execute(sql`select pg_sleep(${ms / 1000})`));
+const hold = (app: Awaited<ReturnType<typeof buildTestApp>>, ms: number) =>
+  app.db.transaction((tx) => tx.execute(sql`select pg_sleep(${ms / 1000})`));
 
 t.test('work that would wait past the limit is refused at once; the rest is served', async (t) => {
   const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: '100 ms' });
@@ -66,7 +67,10 @@ t.test('work admitted to the queue waits no longer than the limit', async (t) =>
   const waitedMs = performance.now() - started;
   t.equal(res.statusCode, 503, 'refused once it has waited the limit');
   t.equal(res.json().error.code, 'overloaded');
-  t.ok(waitedMs >= 190 && waitedMs < 1200, `after the limit (${Math.round(waitedMs)} ms), not when a connection came free`);
+  t.ok(
+    waitedMs >= 190 && waitedMs < 1200,
+    `after the limit (${Math.round(waitedMs)} ms), not when a connection came free`,
+  );
   await Promise.all(holders);
   // The connection it no longer wanted went back to the pool: ten holds of 500 ms still run side
   // by side (with one connection lost, the tenth would wait for the first: 1 s).
@@ -78,30 +82,33 @@ t.test('work admitted to the queue waits no longer than the limit', async (t) =>
   t.equal(served.statusCode, 200);
 });
 
-t.test('work opening a new connection is not refused, however slow the opening; work queued behind it is', async (t) => {
-  const database = await createTestDatabase();
-  t.teardown(() => database.drop());
-  const proxy = await startTcpProxyTo(database.url);
-  t.teardown(() => proxy.close());
-  const app = await buildTestApp(t, { DATABASE_URL: proxy.urlFor(database.url), DATABASE_QUEUE_LIMIT: '200 ms' });
-  const fan = await signIn(app, 'queue-fan');
-  // Connections open slowly (a slow network, a busy server): nothing gets through for 600 ms.
-  proxy.partition();
-  const holders = Promise.allSettled(Array.from({ length: 10 }, () => hold(app, 100)));
-  await sleep(50);
-  const queued = app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
-  await sleep(550);
-  proxy.restore();
-  const outcomes = await holders;
-  t.same(
-    outcomes.map((outcome) => (outcome.status === 'fulfilled' ? 'served' : String(outcome.reason))),
-    Array(10).fill('served'),
-    'the ten that found room to open a connection were served once it opened',
-  );
-  const refused = await queued;
-  t.equal(refused.statusCode, 503, 'the one queued behind them was refused after the limit');
-  t.equal(refused.json().error.code, 'overloaded');
-});
+t.test(
+  'work opening a new connection is not refused, however slow the opening; work queued behind it is',
+  async (t) => {
+    const database = await createTestDatabase();
+    t.teardown(() => database.drop());
+    const proxy = await startTcpProxyTo(database.url);
+    t.teardown(() => proxy.close());
+    const app = await buildTestApp(t, { DATABASE_URL: proxy.urlFor(database.url), DATABASE_QUEUE_LIMIT: '200 ms' });
+    const fan = await signIn(app, 'queue-fan');
+    // Connections open slowly (a slow network, a busy server): nothing gets through for 600 ms.
+    proxy.partition();
+    const holders = Promise.allSettled(Array.from({ length: 10 }, () => hold(app, 100)));
+    await sleep(50);
+    const queued = app.inject({ method: 'GET', url: '/api/wallet', headers: bearer(fan.token) });
+    await sleep(550);
+    proxy.restore();
+    const outcomes = await holders;
+    t.same(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? 'served' : String(outcome.reason))),
+      Array(10).fill('served'),
+      'the ten that found room to open a connection were served once it opened',
+    );
+    const refused = await queued;
+    t.equal(refused.statusCode, 503, 'the one queued behind them was refused after the limit');
+    t.equal(refused.json().error.code, 'overloaded');
+  },
+);
 
 t.test('DATABASE_QUEUE_LIMIT=0 queues everything', async (t) => {
   const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: '0' });

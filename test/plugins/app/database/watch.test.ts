@@ -89,28 +89,38 @@ t.test('a connection the server ended (a restart) is no outage when a new one an
   t.same(events, [], 'never reported down');
 });
 
-t.test('stop() while a connection is being opened closes it: nothing of the watch is still logging in when the database stops', async (t) => {
-  // A server that accepts and never answers: the watch's connection stays in its start-up.
-  const accepted: Socket[] = [];
-  const server = createServer((socket) => {
-    accepted.push(socket);
-    // Read (and drop) what it sends, so that its end is seen.
-    socket.resume();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const socket of accepted) socket.destroy();
-    server.close();
-  });
-  const { port } = server.address() as { port: number };
-  const watch = watchDatabase({ url: `postgres://watch@127.0.0.1:${port}/db`, intervalMs: 20, timeoutMs: 10_000, log: quiet, onDown: () => {}, onUp: () => {} });
-  t.teardown(() => watch.stop());
-  t.ok(await until(() => accepted.length === 1, 2000), 'the watch is connecting');
-  const socket = accepted[0] as Socket;
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  watch.stop();
-  const outcome = await Promise.race([closed.then(() => 'closed'), sleep(1000).then(() => 'still open')]);
-  t.equal(outcome, 'closed', 'the connection being opened is closed at once');
-  await sleep(100);
-  t.equal(accepted.length, 1, 'and no other is opened');
-});
+t.test(
+  'stop() while a connection is being opened closes it: nothing of the watch is still logging in when the database stops',
+  async (t) => {
+    // A server that accepts and never answers: the watch's connection stays in its start-up.
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => {
+      accepted.push(socket);
+      // Read (and drop) what it sends, so that its end is seen.
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => {
+      for (const socket of accepted) socket.destroy();
+      server.close();
+    });
+    const { port } = server.address() as { port: number };
+    const watch = watchDatabase({
+      url: `postgres://watch@127.0.0.1:${port}/db`,
+      intervalMs: 20,
+      timeoutMs: 10_000,
+      log: quiet,
+      onDown: () => {},
+      onUp: () => {},
+    });
+    t.teardown(() => watch.stop());
+    t.ok(await until(() => accepted.length === 1, 2000), 'the watch is connecting');
+    const socket = accepted[0] as Socket;
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    watch.stop();
+    const outcome = await Promise.race([closed.then(() => 'closed'), sleep(1000).then(() => 'still open')]);
+    t.equal(outcome, 'closed', 'the connection being opened is closed at once');
+    await sleep(100);
+    t.equal(accepted.length, 1, 'and no other is opened');
+  },
+);

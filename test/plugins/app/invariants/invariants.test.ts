@@ -23,7 +23,11 @@ async function reportAfter(app: App, damage: (tx: Database) => Promise<unknown>)
     .transaction(async (tx) => {
       await tx.execute(sql`set local session_replication_role = replica`);
       await damage(tx);
-      report = Object.fromEntries((await checkInvariants(tx)).filter((result) => result.violations.length > 0).map((result) => [result.name, result.violations.length]));
+      report = Object.fromEntries(
+        (await checkInvariants(tx))
+          .filter((result) => result.violations.length > 0)
+          .map((result) => [result.name, result.violations.length]),
+      );
       throw new Rollback();
     })
     .catch((error) => {
@@ -44,8 +48,13 @@ t.test('the invariant checker', async (t) => {
   const app = await buildTestApp(t, stripe.env);
 
   // State made as users make it: a pack sold and opened, a capped pack, an order paid and partly refunded.
-  const { pack } = await packInStatus(app, 'active', { pack: { price: 10, cardsPerPack: 2, supply: 10 }, pool: [{ quantity: 6 }, { quantity: 4 }] });
-  const capped = (await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 1, maxPerUser: 2 }, pool: [{ quantity: 5 }] })).pack;
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { price: 10, cardsPerPack: 2, supply: 10 },
+    pool: [{ quantity: 6 }, { quantity: 4 }],
+  });
+  const capped = (
+    await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 1, maxPerUser: 2 }, pool: [{ quantity: 5 }] })
+  ).pack;
   const fan = await signIn(app, 'fan-invariants');
   await fund(app, fan, 100);
   await buyPack(app, fan, pack.id);
@@ -53,13 +62,42 @@ t.test('the invariant checker', async (t) => {
   await buyPack(app, fan, capped.id);
   await buyPack(app, fan, capped.id);
   expectStatus(await openPack(app, fan, pack.id), 200, 'open');
-  const product = (await app.inject({ method: 'POST', url: '/api/admin/products', headers: bearer(ADMIN), payload: { name: 'coins', coins: 1000, bonusCoins: 0 } })).json().data;
-  const price = (await app.inject({ method: 'POST', url: `/api/admin/products/${product.id}/prices`, headers: bearer(ADMIN), payload: { currency: 'usd', unitAmount: 1000 } })).json().data;
-  const orderId = (await app.inject({ method: 'POST', url: '/api/checkout/sessions', headers: bearer(fan.token), payload: { priceId: price.id } })).json().data.orderId as string;
-  const sessionId = ((await app.db.orm.execute(sql`select provider_ref from orders where id = ${orderId}`)) as unknown as { rows: { provider_ref: string }[] }).rows[0]?.provider_ref as string;
+  const product = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/admin/products',
+      headers: bearer(ADMIN),
+      payload: { name: 'coins', coins: 1000, bonusCoins: 0 },
+    })
+  ).json().data;
+  const price = (
+    await app.inject({
+      method: 'POST',
+      url: `/api/admin/products/${product.id}/prices`,
+      headers: bearer(ADMIN),
+      payload: { currency: 'usd', unitAmount: 1000 },
+    })
+  ).json().data;
+  const orderId = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/checkout/sessions',
+      headers: bearer(fan.token),
+      payload: { priceId: price.id },
+    })
+  ).json().data.orderId as string;
+  const sessionId = (
+    (await app.db.orm.execute(sql`select provider_ref from orders where id = ${orderId}`)) as unknown as {
+      rows: { provider_ref: string }[];
+    }
+  ).rows[0]?.provider_ref as string;
   const session = stripe.pay(sessionId);
   expectStatus(await deliver(app, stripe.event('checkout.session.completed', session).body), 200, 'paid');
-  expectStatus(await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 300)).body), 200, 'partly refunded');
+  expectStatus(
+    await deliver(app, stripe.event('charge.refunded', stripe.charge(session, 300)).body),
+    200,
+    'partly refunded',
+  );
   await applyAction(app, capped.id, { action: 'archive' });
   // A reservation left pending: the pack keeps a count of it (reserved = 1) against its supply.
   expectStatus(await startPurchase(app, fan, pack.id), 201, 'start a purchase left pending');
@@ -74,11 +112,31 @@ t.test('the invariant checker', async (t) => {
 
   // The optional fourth field: the damage trips that check alone, so it tells the two counts apart.
   const cases: [string, string, (tx: Database) => Promise<unknown>, 'alone'?][] = [
-    ['a balance changed without its ledger', 'every balance', (tx) => tx.execute(sql`update wallets set balance = balance + 1 where user_id = ${fan.id}`)],
-    ['an order credited without its top-up', 'exactly one top-up', (tx) => tx.execute(sql`delete from wallet_ledger where kind = 'topup' and reference = ${orderId}`)],
-    ['a top-up for no order', 'no top-up without', (tx) => tx.execute(sql`update wallet_ledger set reference = 'no-such-order' where kind = 'topup'`)],
-    ['a refund recorded but never taken', 'refunds and disputes took back', (tx) => tx.execute(sql`update orders set coins_reversed = coins_reversed + 10 where id = ${orderId}`)],
-    ['a serial past the edition', 'within 1..editionSize', (tx) => tx.execute(sql`update pulls set serial_number = 1000000 where id = (select id from pulls limit 1)`)],
+    [
+      'a balance changed without its ledger',
+      'every balance',
+      (tx) => tx.execute(sql`update wallets set balance = balance + 1 where user_id = ${fan.id}`),
+    ],
+    [
+      'an order credited without its top-up',
+      'exactly one top-up',
+      (tx) => tx.execute(sql`delete from wallet_ledger where kind = 'topup' and reference = ${orderId}`),
+    ],
+    [
+      'a top-up for no order',
+      'no top-up without',
+      (tx) => tx.execute(sql`update wallet_ledger set reference = 'no-such-order' where kind = 'topup'`),
+    ],
+    [
+      'a refund recorded but never taken',
+      'refunds and disputes took back',
+      (tx) => tx.execute(sql`update orders set coins_reversed = coins_reversed + 10 where id = ${orderId}`),
+    ],
+    [
+      'a serial past the edition',
+      'within 1..editionSize',
+      (tx) => tx.execute(sql`update pulls set serial_number = 1000000 where id = (select id from pulls limit 1)`),
+    ],
     [
       'a serial given twice (with the unique constraint gone)',
       'given twice',
@@ -87,15 +145,56 @@ t.test('the invariant checker', async (t) => {
           sql`alter table pulls drop constraint pulls_collectible_serial_unique; insert into pulls select id || '-again', user_id, user_pack_id, pack_id, collectible_id, draw_index + 50, serial_number, created_at from pulls limit 1`,
         ),
     ],
-    ['minted drifting from the pulls', "minted count is its pulls", (tx) => tx.execute(sql`update collectibles set minted = minted + 1 where id = (select collectible_id from pulls limit 1)`)],
-    ['a serial state drifting', 'serial state counts its pulls', (tx) => tx.execute(sql`update serial_states set allocated = allocated + 1 where pack_id = ${pack.id}`)],
-    ['copies appearing in a pool', 'copies left plus those drawn', (tx) => tx.execute(sql`update pack_pool_entries set remaining = remaining + 1 where pack_id = ${pack.id}`)],
-    ['copies vanishing from a pool', 'copies left plus those drawn', (tx) => tx.execute(sql`update pack_pool_entries set remaining = remaining - 1 where pack_id = ${pack.id} and remaining > 0`)],
-    ['a pull that no pool gave', 'copies left plus those drawn', (tx) => tx.execute(sql`insert into pulls select id || '-extra', user_id, user_pack_id, pack_id, collectible_id, draw_index + 50, serial_number + 50, created_at from pulls where pack_id = ${pack.id} limit 1`)],
-    ['a pool entry without its audited change', 'copies left plus those drawn', (tx) => tx.execute(sql`delete from audit_log where action = 'pack.addCollectible' and target_id = ${pack.id}`)],
-    ['a pool emptied under sold packs', 'can fill the packs sold', (tx) => tx.execute(sql`update pack_pool_entries set remaining = 0 where pack_id = ${pack.id}`)],
+    [
+      'minted drifting from the pulls',
+      'minted count is its pulls',
+      (tx) =>
+        tx.execute(
+          sql`update collectibles set minted = minted + 1 where id = (select collectible_id from pulls limit 1)`,
+        ),
+    ],
+    [
+      'a serial state drifting',
+      'serial state counts its pulls',
+      (tx) => tx.execute(sql`update serial_states set allocated = allocated + 1 where pack_id = ${pack.id}`),
+    ],
+    [
+      'copies appearing in a pool',
+      'copies left plus those drawn',
+      (tx) => tx.execute(sql`update pack_pool_entries set remaining = remaining + 1 where pack_id = ${pack.id}`),
+    ],
+    [
+      'copies vanishing from a pool',
+      'copies left plus those drawn',
+      (tx) =>
+        tx.execute(
+          sql`update pack_pool_entries set remaining = remaining - 1 where pack_id = ${pack.id} and remaining > 0`,
+        ),
+    ],
+    [
+      'a pull that no pool gave',
+      'copies left plus those drawn',
+      (tx) =>
+        tx.execute(
+          sql`insert into pulls select id || '-extra', user_id, user_pack_id, pack_id, collectible_id, draw_index + 50, serial_number + 50, created_at from pulls where pack_id = ${pack.id} limit 1`,
+        ),
+    ],
+    [
+      'a pool entry without its audited change',
+      'copies left plus those drawn',
+      (tx) => tx.execute(sql`delete from audit_log where action = 'pack.addCollectible' and target_id = ${pack.id}`),
+    ],
+    [
+      'a pool emptied under sold packs',
+      'can fill the packs sold',
+      (tx) => tx.execute(sql`update pack_pool_entries set remaining = 0 where pack_id = ${pack.id}`),
+    ],
     // The database itself refuses sold > supply (a check constraint); a count drifting from the purchases is what could happen.
-    ['a sale counted without its purchase', 'past its supply', (tx) => tx.execute(sql`update packs set sold = sold + 1 where id = ${pack.id}`)],
+    [
+      'a sale counted without its purchase',
+      'past its supply',
+      (tx) => tx.execute(sql`update packs set sold = sold + 1 where id = ${pack.id}`),
+    ],
     // sold + reserved past the supply: refused by packs_reserved_check too, so the damage drops
     // it (rolled back with the rest) and lowers the supply, leaving both counts true.
     [
@@ -133,24 +232,88 @@ t.test('the invariant checker', async (t) => {
     [
       'a reservation ended without releasing its count',
       'kept count of reservations',
-      (tx) => tx.execute(sql`update purchases set status = 'cancelled', ended_at = now() where pack_id = ${pack.id} and status = 'pending'`),
+      (tx) =>
+        tx.execute(
+          sql`update purchases set status = 'cancelled', ended_at = now() where pack_id = ${pack.id} and status = 'pending'`,
+        ),
       'alone',
     ],
     [
       'a purchase completed without its debit',
       'paid once, its price, by its buyer',
-      (tx) => tx.execute(sql`delete from wallet_ledger where kind = 'purchase' and reference = (select id from purchases where pack_id = ${pack.id} and status = 'completed' limit 1)`),
+      (tx) =>
+        tx.execute(
+          sql`delete from wallet_ledger where kind = 'purchase' and reference = (select id from purchases where pack_id = ${pack.id} and status = 'completed' limit 1)`,
+        ),
     ],
-    ['a purchase paid twice', 'paid once, its price, by its buyer', (tx) => tx.execute(sql`insert into wallet_ledger select id || '-again', user_id, seq + 1000, seq + 999, balance_after, amount, balance_after + amount, kind, reference, reason, actor_id, created_at from wallet_ledger where kind = 'purchase' limit 1`)],
-    ['a purchase debited from another wallet', 'paid once, its price, by its buyer', (tx) => tx.execute(sql`update wallet_ledger set user_id = 'someone-else' where kind = 'purchase'`)],
-    ['a purchase debited the wrong price', 'paid once, its price, by its buyer', (tx) => tx.execute(sql`update purchases set price = price + 1 where pack_id = ${pack.id} and status = 'completed'`), 'alone'],
-    ['a debit for a purchase never completed', 'paid once, its price, by its buyer', (tx) => tx.execute(sql`update purchases set status = 'pending', completed_at = null where id = (select reference from wallet_ledger where kind = 'purchase' limit 1)`)],
-    ["an owned pack given to another fan", "purchase's buyer's", (tx) => tx.execute(sql`update user_packs set user_id = 'someone-else' where id = (select id from user_packs where opened_at is null limit 1)`), 'alone'],
-    ['a purchase past maxPerUser', 'maxPerUser in force', (tx) => tx.execute(sql`update audit_log set after = jsonb_set(after, '{maxPerUser}', '1') where target_id = ${capped.id} and after ? 'maxPerUser'`)],
-    ['an opened pack losing its pulls', 'holds cardsPerPack pulls', (tx) => tx.execute(sql`delete from pulls where id = (select id from pulls limit 1)`)],
-    ['a stored result that its proof does not give', 'recomputable from its proof', (tx) => tx.execute(sql`update pack_opens set result = jsonb_set(result, '{fairness,draws,0,u}', '0.5')`)],
-    ['a seed swapped after the purchase', 'recomputable from its proof', (tx) => tx.execute(sql`update purchases set server_seed = repeat('0', 64) where id in (select purchase_id from user_packs where opened_at is not null)`)],
-    ['a state change without its audit row', 'state change has its audit row', (tx) => tx.execute(sql`delete from audit_log where action = 'pack.archive'`)],
+    [
+      'a purchase paid twice',
+      'paid once, its price, by its buyer',
+      (tx) =>
+        tx.execute(
+          sql`insert into wallet_ledger select id || '-again', user_id, seq + 1000, seq + 999, balance_after, amount, balance_after + amount, kind, reference, reason, actor_id, created_at from wallet_ledger where kind = 'purchase' limit 1`,
+        ),
+    ],
+    [
+      'a purchase debited from another wallet',
+      'paid once, its price, by its buyer',
+      (tx) => tx.execute(sql`update wallet_ledger set user_id = 'someone-else' where kind = 'purchase'`),
+    ],
+    [
+      'a purchase debited the wrong price',
+      'paid once, its price, by its buyer',
+      (tx) =>
+        tx.execute(sql`update purchases set price = price + 1 where pack_id = ${pack.id} and status = 'completed'`),
+      'alone',
+    ],
+    [
+      'a debit for a purchase never completed',
+      'paid once, its price, by its buyer',
+      (tx) =>
+        tx.execute(
+          sql`update purchases set status = 'pending', completed_at = null where id = (select reference from wallet_ledger where kind = 'purchase' limit 1)`,
+        ),
+    ],
+    [
+      'an owned pack given to another fan',
+      "purchase's buyer's",
+      (tx) =>
+        tx.execute(
+          sql`update user_packs set user_id = 'someone-else' where id = (select id from user_packs where opened_at is null limit 1)`,
+        ),
+      'alone',
+    ],
+    [
+      'a purchase past maxPerUser',
+      'maxPerUser in force',
+      (tx) =>
+        tx.execute(
+          sql`update audit_log set after = jsonb_set(after, '{maxPerUser}', '1') where target_id = ${capped.id} and after ? 'maxPerUser'`,
+        ),
+    ],
+    [
+      'an opened pack losing its pulls',
+      'holds cardsPerPack pulls',
+      (tx) => tx.execute(sql`delete from pulls where id = (select id from pulls limit 1)`),
+    ],
+    [
+      'a stored result that its proof does not give',
+      'recomputable from its proof',
+      (tx) => tx.execute(sql`update pack_opens set result = jsonb_set(result, '{fairness,draws,0,u}', '0.5')`),
+    ],
+    [
+      'a seed swapped after the purchase',
+      'recomputable from its proof',
+      (tx) =>
+        tx.execute(
+          sql`update purchases set server_seed = repeat('0', 64) where id in (select purchase_id from user_packs where opened_at is not null)`,
+        ),
+    ],
+    [
+      'a state change without its audit row',
+      'state change has its audit row',
+      (tx) => tx.execute(sql`delete from audit_log where action = 'pack.archive'`),
+    ],
   ];
   for (const [what, words, damage, alone] of cases) {
     const report = await reportAfter(app, damage);
@@ -162,12 +325,16 @@ t.test('the invariant checker', async (t) => {
   // purchase that lapsed is still counted, and is no violation.
   t.same(
     await reportAfter(app, (tx) =>
-      tx.execute(sql`update purchases set expires_at = now() - interval '1 minute' where pack_id = ${pack.id} and status = 'pending'`),
+      tx.execute(
+        sql`update purchases set expires_at = now() - interval '1 minute' where pack_id = ${pack.id} and status = 'pending'`,
+      ),
     ),
     {},
     'a lapsed pending purchase, not yet reclaimed, still counts as reserved',
   );
-  const constraint = (await app.db.orm.execute(sql`select count(*)::int as n from pg_constraint where conname = 'packs_reserved_check'`)) as unknown as {
+  const constraint = (await app.db.orm.execute(
+    sql`select count(*)::int as n from pg_constraint where conname = 'packs_reserved_check'`,
+  )) as unknown as {
     rows: { n: number }[];
   };
   t.equal(constraint.rows[0]?.n, 1, 'the dropped check constraint is back with the rollback');

@@ -29,7 +29,10 @@ t.test('concurrent misses of one key share one computation', async (t) => {
 t.test('a change during a computation: its result is not stored, and later requests compute afresh', async (t) => {
   const cache = new CatalogCache({ maxBytes: 1_000_000, ttlMs: 60_000 });
   let release: () => void = () => {};
-  const slow = cache.getOrCompute('list', () => new Promise<Buffer>((resolve) => (release = () => resolve(body('old')))));
+  const slow = cache.getOrCompute(
+    'list',
+    () => new Promise<Buffer>((resolve) => (release = () => resolve(body('old')))),
+  );
   cache.invalidate();
   const fresh = cache.getOrCompute('list', async () => body('new'));
   release();
@@ -55,7 +58,8 @@ t.test('entries expire after the TTL', async (t) => {
 t.test('the cache is bounded in bytes, whatever the number of keys (forged cursors)', async (t) => {
   const cache = new CatalogCache({ maxBytes: 100_000, ttlMs: 60_000 });
   const page = Buffer.alloc(10_000, 'x');
-  for (let i = 0; i < 1000; i++) await cache.getOrCompute(listKey({ limit: 100, cursor: `forged-${i}` }), async () => page);
+  for (let i = 0; i < 1000; i++)
+    await cache.getOrCompute(listKey({ limit: 100, cursor: `forged-${i}` }), async () => page);
   t.ok(cache.size <= 100_000, `holds ${cache.size} bytes`);
   t.ok(cache.has(listKey({ limit: 100, cursor: 'forged-999' })), 'the newest pages stay');
   t.notOk(cache.has(listKey({ limit: 100, cursor: 'forged-0' })), 'the oldest were evicted');
@@ -72,13 +76,19 @@ t.test('a change drops only what it affects', async (t) => {
   };
   await fill();
   cache.invalidate({ lists: false, packIds: [] });
-  t.ok([listKey({ limit: 100 }), packKey('a'), packKey('b')].every((key) => cache.has(key)), 'a change of a draft drops nothing');
+  t.ok(
+    [listKey({ limit: 100 }), packKey('a'), packKey('b')].every((key) => cache.has(key)),
+    'a change of a draft drops nothing',
+  );
   cache.invalidate({ lists: false, packIds: ['a'] });
   t.notOk(cache.has(packKey('a')), 'the detail of the changed pack is dropped');
   t.ok(cache.has(packKey('b')) && cache.has(listKey({ limit: 100 })), 'the rest stays');
   await fill();
   cache.invalidate({ lists: true, packIds: ['b'] });
-  t.notOk(cache.has(listKey({ limit: 100 })) || cache.has(listKey({ limit: 10, teamId: 't' })), 'every list page is dropped');
+  t.notOk(
+    cache.has(listKey({ limit: 100 })) || cache.has(listKey({ limit: 10, teamId: 't' })),
+    'every list page is dropped',
+  );
   t.notOk(cache.has(packKey('b')));
   t.ok(cache.has(packKey('a')), 'other details stay');
   cache.invalidate('all');
@@ -86,12 +96,28 @@ t.test('a change drops only what it affects', async (t) => {
 });
 
 t.test('change notifications round-trip, and anything unreadable means everything', async (t) => {
-  t.same(decodeChange(encodeChange('me', { lists: true, packIds: ['a', 'b'] })), { from: 'me', change: { lists: true, packIds: ['a', 'b'] } });
+  t.same(decodeChange(encodeChange('me', { lists: true, packIds: ['a', 'b'] })), {
+    from: 'me',
+    change: { lists: true, packIds: ['a', 'b'] },
+  });
   t.same(decodeChange(encodeChange('me', 'all')), { from: 'me', change: 'all' });
   const many = Array.from({ length: 500 }, (_, i) => `pack-${i}`);
-  t.same(decodeChange(encodeChange('me', { lists: false, packIds: many })).change, 'all', 'too many packs to name: all');
-  t.ok(encodeChange('me', { lists: true, packIds: many.slice(0, 100).map((id) => id.padEnd(36, 'x')) }).length < 8000, 'within NOTIFY limits');
-  for (const payload of ['', 'instance-id', '{"change":{"lists":"yes","packIds":[]}}', '{"change":{"lists":true,"packIds":[1]}}', 'null']) {
+  t.same(
+    decodeChange(encodeChange('me', { lists: false, packIds: many })).change,
+    'all',
+    'too many packs to name: all',
+  );
+  t.ok(
+    encodeChange('me', { lists: true, packIds: many.slice(0, 100).map((id) => id.padEnd(36, 'x')) }).length < 8000,
+    'within NOTIFY limits',
+  );
+  for (const payload of [
+    '',
+    'instance-id',
+    '{"change":{"lists":"yes","packIds":[]}}',
+    '{"change":{"lists":true,"packIds":[1]}}',
+    'null',
+  ]) {
     t.equal(decodeChange(payload).change, 'all', JSON.stringify(payload));
   }
 });

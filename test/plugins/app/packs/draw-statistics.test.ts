@@ -34,12 +34,18 @@ t.test('draws follow the published odds (chi-square, p = 0.001)', async (t) => {
     const observed = drawCounts(pool, samples);
     const expected = drawOdds(pool).map((entry) => entry.probability * samples);
     const statistic = chiSquare(observed, expected);
-    t.ok(statistic < chiSquareCritical(pool.length - 1), `${name}: chi-square ${statistic.toFixed(2)} < ${chiSquareCritical(pool.length - 1).toFixed(2)} (observed ${observed.join(', ')})`);
+    t.ok(
+      statistic < chiSquareCritical(pool.length - 1),
+      `${name}: chi-square ${statistic.toFixed(2)} < ${chiSquareCritical(pool.length - 1).toFixed(2)} (observed ${observed.join(', ')})`,
+    );
   }
 
   // A draw that ignored the weights would fail the same test: the test can fail.
   const weighted = pools['unequal weights and quantities'];
-  const observed = drawCounts(weighted.map((entry) => ({ ...entry, weight: 1 })), 20_000);
+  const observed = drawCounts(
+    weighted.map((entry) => ({ ...entry, weight: 1 })),
+    20_000,
+  );
   const expected = drawOdds(weighted).map((entry) => entry.probability * 20_000);
   t.ok(chiSquare(observed, expected) > chiSquareCritical(3), 'ignoring the weights is detected');
 });
@@ -56,7 +62,13 @@ t.test('serial positions are uniform over the block, for the first opener and th
     let serials: SerialState = { blocks: [{ first: 1, count: editionSize }], minted: 0, moved: new Map() };
     const given: number[] = [];
     for (let open = 0; open < editionSize; open++) {
-      const result = drawPack({ serverSeed: seed(trial * editionSize + open), clientSeed: `open ${open}`, cardsPerPack: 1, pool, serials: new Map([['card', serials]]) });
+      const result = drawPack({
+        serverSeed: seed(trial * editionSize + open),
+        clientSeed: `open ${open}`,
+        cardsPerPack: 1,
+        pool,
+        serials: new Map([['card', serials]]),
+      });
       given.push(result.draws[0]?.serialNumber as number);
       pool = result.poolAfter;
       serials = result.serialsAfter.get('card') as SerialState;
@@ -70,9 +82,18 @@ t.test('serial positions are uniform over the block, for the first opener and th
   t.equal(repeated, 0, 'every drop gave every serial exactly once');
   const expected = first.map(() => trials / editionSize);
   const critical = chiSquareCritical(editionSize - 1);
-  t.ok(chiSquare(first, expected) < critical, `the first opener's serial: chi-square ${chiSquare(first, expected).toFixed(2)} < ${critical.toFixed(2)}`);
-  t.ok(chiSquare(last, expected) < critical, `the last opener's serial: chi-square ${chiSquare(last, expected).toFixed(2)} < ${critical.toFixed(2)}`);
-  t.ok(first[0] as number < (trials / editionSize) * 1.5, `#1 went to the first opener ${first[0]} times of ${trials} (${trials / editionSize} expected)`);
+  t.ok(
+    chiSquare(first, expected) < critical,
+    `the first opener's serial: chi-square ${chiSquare(first, expected).toFixed(2)} < ${critical.toFixed(2)}`,
+  );
+  t.ok(
+    chiSquare(last, expected) < critical,
+    `the last opener's serial: chi-square ${chiSquare(last, expected).toFixed(2)} < ${critical.toFixed(2)}`,
+  );
+  t.ok(
+    (first[0] as number) < (trials / editionSize) * 1.5,
+    `#1 went to the first opener ${first[0]} times of ${trials} (${trials / editionSize} expected)`,
+  );
   // Numbering copies in opening order would give the first opener #1 every time: detected.
   const inOrder = first.map((_, index) => (index === 0 ? trials : 0));
   t.ok(chiSquare(inOrder, expected) > critical, 'serials in opening order are detected');

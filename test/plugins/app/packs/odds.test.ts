@@ -28,13 +28,14 @@ t.test('equal weights: odds are the share of copies (a fair shuffle)', async (t)
 
 t.test('an empty or exhausted pool has zero odds everywhere', async (t) => {
   t.same(drawOdds([]), []);
-  t.same(drawOdds([{ collectibleId: 'a', weight: 5, remaining: 0 }]).map((o) => o.probability), [0]);
+  t.same(
+    drawOdds([{ collectibleId: 'a', weight: 5, remaining: 0 }]).map((o) => o.probability),
+    [0],
+  );
 });
 
 t.test('property: odds sum to 1', async (t) => {
-  fc.assert(
-    fc.property(pool, (p) => Math.abs(drawOdds(p).reduce((sum, o) => sum + o.probability, 0) - 1) < 1e-9),
-  );
+  fc.assert(fc.property(pool, (p) => Math.abs(drawOdds(p).reduce((sum, o) => sum + o.probability, 0) - 1) < 1e-9));
   t.pass();
 });
 
@@ -55,7 +56,9 @@ t.test('property: the order of the pool does not change any entry’s odds', asy
       pool.chain((p) => fc.tuple(fc.constant(p), fc.shuffledSubarray(p, { minLength: p.length, maxLength: p.length }))),
       ([p, shuffled]) => {
         const byIdentity = new Map(drawOdds(p).map((o, i) => [p[i], o.probability]));
-        return drawOdds(shuffled).every((o, i) => Math.abs((byIdentity.get(shuffled[i]) ?? -1) - o.probability) < 1e-12);
+        return drawOdds(shuffled).every(
+          (o, i) => Math.abs((byIdentity.get(shuffled[i]) ?? -1) - o.probability) < 1e-12,
+        );
       },
     ),
   );
@@ -102,7 +105,9 @@ t.test('property: availablePacks never promises more packs than the pool can fil
           reserved,
         });
         const copiesNeeded = (available + unopened + reserved) * cardsPerPack;
-        return available >= 0 && (available === 0 || copiesNeeded <= remaining) && (supply === null || available <= supply);
+        return (
+          available >= 0 && (available === 0 || copiesNeeded <= remaining) && (supply === null || available <= supply)
+        );
       },
     ),
   );

@@ -30,10 +30,13 @@ t.test('places read are exactly the places takeSerial reads', async (t) => {
     { collectibleId: 'b', position: 0 },
     { collectibleId: 'a', position: 1 },
   ];
-  const places = placesRead(draws, new Map([
-    ['a', 2],
-    ['b', 0],
-  ]));
+  const places = placesRead(
+    draws,
+    new Map([
+      ['a', 2],
+      ['b', 0],
+    ]),
+  );
   t.same([...(places.get('a') ?? [])].sort(), [2, 3, 4, 5], 'a: first unminted 2 and 2+3, then 3 and 3+1');
   t.same([...(places.get('b') ?? [])], [0]);
 

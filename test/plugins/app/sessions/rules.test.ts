@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ConfigError } from '../../../../plugins/external/env.js';
-import { DEV_KEY_FILE, generateSigningKeyPem, loadSessionKeyring, signingKeyFromPem, thumbprint } from '../../../../plugins/app/sessions/keys.js';
+import {
+  DEV_KEY_FILE,
+  generateSigningKeyPem,
+  loadSessionKeyring,
+  signingKeyFromPem,
+  thumbprint,
+} from '../../../../plugins/app/sessions/keys.js';
 import { decodeEntries, encodeEntries, RevocationList } from '../../../../plugins/app/sessions/revocations.js';
 import {
   emailVerifiedClaim,
@@ -27,7 +33,11 @@ t.test('refresh tokens: random, 43 base64url characters, stored as a hash', asyn
   t.notOk(isRefreshTokenShape(`${'a'.repeat(42)}=`), 'padding is not base64url');
   const token = newRefreshToken();
   t.equal(hashRefreshToken(token), hashRefreshToken(token), 'the hash is stable');
-  t.not(hashRefreshToken(token), createHash('sha256').update(token).digest('base64url'), 'and domain-separated from a bare SHA-256');
+  t.not(
+    hashRefreshToken(token),
+    createHash('sha256').update(token).digest('base64url'),
+    'and domain-separated from a bare SHA-256',
+  );
 });
 
 t.test('a sealed successor opens only with the token it was sealed for', async (t) => {
@@ -52,11 +62,12 @@ t.test('nonces: Apple carries the SHA-256 hex of the raw nonce, Google the raw n
   t.notOk(nonceMatches('apple', hashed.toUpperCase(), raw), 'hex is compared exactly');
   t.ok(nonceMatches('google', raw, raw));
   t.notOk(nonceMatches('google', hashed, raw), 'Google with a hashed nonce');
-  for (const claimed of [undefined, null, '', 5, [raw]]) t.notOk(nonceMatches('google', claimed, raw), `claim ${JSON.stringify(claimed)}`);
+  for (const claimed of [undefined, null, '', 5, [raw]])
+    t.notOk(nonceMatches('google', claimed, raw), `claim ${JSON.stringify(claimed)}`);
   t.notOk(nonceMatches('google', '', ''), 'an empty nonce never matches');
 });
 
-t.test('email_verified is read from either provider\'s spelling, and only as profile data', async (t) => {
+t.test("email_verified is read from either provider's spelling, and only as profile data", async (t) => {
   t.equal(emailVerifiedClaim(true), true);
   t.equal(emailVerifiedClaim('true'), true);
   t.equal(emailVerifiedClaim(false), false);
@@ -96,10 +107,19 @@ t.test('the revoked set forgets an entry once no token it refuses can be valid',
 });
 
 t.test('bus messages: what is not a list of [key, until] is ignored', async (t) => {
-  const entries = [{ key: 'sid:a', until: 1 }, { key: 'jti::b', until: 2 }];
+  const entries = [
+    { key: 'sid:a', until: 1 },
+    { key: 'jti::b', until: 2 },
+  ];
   t.same(decodeEntries(encodeEntries(entries)), entries);
-  for (const payload of ['', 'null', '{}', '[["k"]]', '[[1,2]]', '[["k","1"]]', 'not json']) t.same(decodeEntries(payload), [], payload);
-  t.ok(Buffer.byteLength(encodeEntries(Array.from({ length: 80 }, (_, i) => ({ key: `sid:${'f'.repeat(36)}${i}`, until: Date.now() })))) < 8000, '80 session entries fit one NOTIFY');
+  for (const payload of ['', 'null', '{}', '[["k"]]', '[[1,2]]', '[["k","1"]]', 'not json'])
+    t.same(decodeEntries(payload), [], payload);
+  t.ok(
+    Buffer.byteLength(
+      encodeEntries(Array.from({ length: 80 }, (_, i) => ({ key: `sid:${'f'.repeat(36)}${i}`, until: Date.now() }))),
+    ) < 8000,
+    '80 session entries fit one NOTIFY',
+  );
 });
 
 t.test('signing keys', async (t) => {
@@ -109,7 +129,9 @@ t.test('signing keys', async (t) => {
     t.equal(ed.kid, thumbprint(ed.jwk));
     t.notOk('d' in ed.jwk, 'the published key has no private part');
     const { generateKeyPairSync } = await import('node:crypto');
-    const ec = signingKeyFromPem(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    const ec = signingKeyFromPem(
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    );
     t.equal(ec.algorithm, 'ES256');
     t.ok(ec.jwk.y);
     // RFC 7638 §3.2: the required members, lexicographic order, no white space.
@@ -120,8 +142,24 @@ t.test('signing keys', async (t) => {
   t.test('unusable keys stop the start with a message naming the variable', async (t) => {
     const { generateKeyPairSync } = await import('node:crypto');
     t.throws(() => signingKeyFromPem('not a key'), ConfigError);
-    t.throws(() => signingKeyFromPem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()), /AUTH_SESSION_PRIVATE_KEY is a rsa key/);
-    t.throws(() => signingKeyFromPem(generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()), /secp384r1/);
+    t.throws(
+      () =>
+        signingKeyFromPem(
+          generateKeyPairSync('rsa', { modulusLength: 2048 })
+            .privateKey.export({ type: 'pkcs8', format: 'pem' })
+            .toString(),
+        ),
+      /AUTH_SESSION_PRIVATE_KEY is a rsa key/,
+    );
+    t.throws(
+      () =>
+        signingKeyFromPem(
+          generateKeyPairSync('ec', { namedCurve: 'P-384' })
+            .privateKey.export({ type: 'pkcs8', format: 'pem' })
+            .toString(),
+        ),
+      /secp384r1/,
+    );
   });
   t.test('development: a key generated into DATA_DIR once, private to its owner, and read back', async (t) => {
     const folder = await mkdtemp(join(tmpdir(), 'session-key-'));

@@ -3,7 +3,11 @@ import t from 'tap';
 import type { App } from '../../../../app.js';
 import { type LedgerRow, walletLedger, wallets } from '../../../../db/schema.js';
 import { AppError } from '../../../../plugins/app/errors.js';
-import { appendLedgerEntries, appendLedgerEntry, type LedgerChange } from '../../../../plugins/app/wallets/repository.js';
+import {
+  appendLedgerEntries,
+  appendLedgerEntry,
+  type LedgerChange,
+} from '../../../../plugins/app/wallets/repository.js';
 import { MAX_BALANCE } from '../../../../plugins/app/wallets/rules.js';
 import { buildTestApp } from '../../../support/app.js';
 import { economyViolations, signIn } from '../../../support/economy.js';
@@ -14,7 +18,8 @@ import { economyViolations, signIn } from '../../../support/economy.js';
  * checks) accepting what it writes.
  */
 
-const batch = (app: App, changes: LedgerChange[], now: Date) => app.db.transaction((tx) => appendLedgerEntries(tx, changes, now));
+const batch = (app: App, changes: LedgerChange[], now: Date) =>
+  app.db.transaction((tx) => appendLedgerEntries(tx, changes, now));
 
 const ledgerOf = (app: App, userId: string) =>
   app.db.orm.select().from(walletLedger).where(eq(walletLedger.userId, userId)).orderBy(asc(walletLedger.seq));
@@ -24,18 +29,41 @@ const walletsOf = (app: App, userIds: string[]) =>
 
 /** An outcome as its entry's numbers, or the refusal's code. */
 const brief = (outcome: LedgerRow | AppError) =>
-  outcome instanceof AppError ? outcome.code : { userId: outcome.userId, seq: outcome.seq, amount: outcome.amount, balanceAfter: outcome.balanceAfter };
+  outcome instanceof AppError
+    ? outcome.code
+    : { userId: outcome.userId, seq: outcome.seq, amount: outcome.amount, balanceAfter: outcome.balanceAfter };
 
-const credit = (userId: string, amount: number, reference?: string): LedgerChange => ({ userId, amount, kind: 'reward', reference });
+const credit = (userId: string, amount: number, reference?: string): LedgerChange => ({
+  userId,
+  amount,
+  kind: 'reward',
+  reference,
+});
 // An adjustment, not a purchase: a purchase debit must belong to a completed purchase, which the invariant checker verifies.
-const debit = (userId: string, amount: number, reference?: string): LedgerChange => ({ userId, amount: -amount, kind: 'adjustment', reference, reason: 'test debit' });
+const debit = (userId: string, amount: number, reference?: string): LedgerChange => ({
+  userId,
+  amount: -amount,
+  kind: 'adjustment',
+  reference,
+  reason: 'test debit',
+});
 
 t.test('appendLedgerEntries', async (t) => {
   const app = await buildTestApp(t);
   // Users exist from their first request; wallets only from their first credit.
   const users = ['ann', 'bob', 'cat', 'dan', 'eve', 'fay', 'gus', 'hal', 'ivy'].map((name) => `ledger-${name}`);
   for (const user of users) await signIn(app, user);
-  const [ann, bob, cat, dan, eve, fay, gus, hal, ivy] = users as [string, string, string, string, string, string, string, string, string];
+  const [ann, bob, cat, dan, eve, fay, gus, hal, ivy] = users as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   t.same(await walletsOf(app, users), [], 'no wallet before a credit');
 
   t.test('several users in one call, in order', async (t) => {
@@ -46,10 +74,23 @@ t.test('appendLedgerEntries', async (t) => {
       { userId: bob, seq: 1, amount: 50, balanceAfter: 50 },
       { userId: cat, seq: 1, amount: 7, balanceAfter: 7 },
     ]);
-    t.has(outcomes[0], { kind: 'reward', reference: 'r-1', reason: null, actorId: null, previousSeq: null, previousBalance: 0, createdAt: now });
+    t.has(outcomes[0], {
+      kind: 'reward',
+      reference: 'r-1',
+      reason: null,
+      actorId: null,
+      previousSeq: null,
+      previousBalance: 0,
+      createdAt: now,
+    });
     t.same(await ledgerOf(app, ann), [outcomes[0]], 'the entry answered is the entry stored');
     t.same(
-      (await walletsOf(app, [ann, bob, cat])).map((wallet) => [wallet.userId, wallet.balance, wallet.lastSeq, wallet.updatedAt.toISOString()]),
+      (await walletsOf(app, [ann, bob, cat])).map((wallet) => [
+        wallet.userId,
+        wallet.balance,
+        wallet.lastSeq,
+        wallet.updatedAt.toISOString(),
+      ]),
       [
         [ann, 100, 1, now.toISOString()],
         [bob, 50, 1, now.toISOString()],
@@ -62,7 +103,11 @@ t.test('appendLedgerEntries', async (t) => {
 
   t.test('the same user twice in one call: a chain 1, 2, ... with balances and times following', async (t) => {
     const now = new Date('2026-11-23T11:00:00.000Z');
-    const outcomes = await batch(app, [credit(dan, 30), debit(dan, 10), credit(eve, 5), debit(dan, 20), credit(dan, 1)], now);
+    const outcomes = await batch(
+      app,
+      [credit(dan, 30), debit(dan, 10), credit(eve, 5), debit(dan, 20), credit(dan, 1)],
+      now,
+    );
     t.same(outcomes.map(brief), [
       { userId: dan, seq: 1, amount: 30, balanceAfter: 30 },
       { userId: dan, seq: 2, amount: -10, balanceAfter: 20 },
@@ -86,7 +131,11 @@ t.test('appendLedgerEntries', async (t) => {
       'one `now` for the call, yet each entry of a wallet is a millisecond after the one before',
     );
     const [wallet] = await walletsOf(app, [dan]);
-    t.same([wallet?.balance, wallet?.lastSeq, wallet?.updatedAt.getTime()], [1, 4, now.getTime() + 3], 'the wallet holds the last entry');
+    t.same(
+      [wallet?.balance, wallet?.lastSeq, wallet?.updatedAt.getTime()],
+      [1, 4, now.getTime() + 3],
+      'the wallet holds the last entry',
+    );
 
     // A later call whose clock is behind the last entry still writes after it.
     const [next] = await batch(app, [credit(dan, 2)], new Date(now.getTime() - 60_000));
@@ -96,7 +145,11 @@ t.test('appendLedgerEntries', async (t) => {
   t.test('a refused change writes nothing and leaves the others be', async (t) => {
     const now = new Date('2026-11-23T12:00:00.000Z');
     const before = (await ledgerOf(app, ann)).length;
-    const outcomes = await batch(app, [debit(ann, 60), debit(bob, 51), debit(ann, 50), credit(bob, 1), debit(bob, 51)], now);
+    const outcomes = await batch(
+      app,
+      [debit(ann, 60), debit(bob, 51), debit(ann, 50), credit(bob, 1), debit(bob, 51)],
+      now,
+    );
     t.same(outcomes.map(brief), [
       { userId: ann, seq: before + 1, amount: -60, balanceAfter: 40 },
       'insufficient_funds',
@@ -104,10 +157,21 @@ t.test('appendLedgerEntries', async (t) => {
       { userId: bob, seq: 2, amount: 1, balanceAfter: 51 },
       { userId: bob, seq: 3, amount: -51, balanceAfter: 0 },
     ]);
-    t.has(outcomes[1], { statusCode: 409, details: [{ path: '/amount', message: 'the balance is 50' }] }, 'refused at the balance it had then');
+    t.has(
+      outcomes[1],
+      { statusCode: 409, details: [{ path: '/amount', message: 'the balance is 50' }] },
+      'refused at the balance it had then',
+    );
     t.has(outcomes[2], { details: [{ path: '/amount', message: 'the balance is 40' }] }, "after the batch's own debit");
-    t.same((await ledgerOf(app, ann)).map((entry) => entry.balanceAfter), [100, 40], 'no entry for the refused debit: no gap in the chain');
-    t.same((await walletsOf(app, [ann, bob])).map((wallet) => wallet.balance), [40, 0]);
+    t.same(
+      (await ledgerOf(app, ann)).map((entry) => entry.balanceAfter),
+      [100, 40],
+      'no entry for the refused debit: no gap in the chain',
+    );
+    t.same(
+      (await walletsOf(app, [ann, bob])).map((wallet) => wallet.balance),
+      [40, 0],
+    );
   });
 
   t.test('a debit from a user without a wallet is refused and opens none', async (t) => {
@@ -129,12 +193,19 @@ t.test('appendLedgerEntries', async (t) => {
       { userId: gus, seq: 1, amount: 5, balanceAfter: 5 },
       { userId: gus, seq: 2, amount: -5, balanceAfter: 0 },
     ]);
-    t.same((await walletsOf(app, [gus])).map((wallet) => [wallet.balance, wallet.lastSeq]), [[0, 2]]);
+    t.same(
+      (await walletsOf(app, [gus])).map((wallet) => [wallet.balance, wallet.lastSeq]),
+      [[0, 2]],
+    );
   });
 
   t.test('balance_limit: no wallet past the largest integer', async (t) => {
     const now = new Date('2026-11-23T15:00:00.000Z');
-    const outcomes = await batch(app, [credit(hal, MAX_BALANCE - 1), credit(hal, 2), credit(hal, 1), credit(hal, 1), credit(eve, 1)], now);
+    const outcomes = await batch(
+      app,
+      [credit(hal, MAX_BALANCE - 1), credit(hal, 2), credit(hal, 1), credit(hal, 1), credit(eve, 1)],
+      now,
+    );
     t.same(outcomes.map(brief), [
       { userId: hal, seq: 1, amount: MAX_BALANCE - 1, balanceAfter: MAX_BALANCE - 1 },
       'balance_limit',
@@ -143,7 +214,10 @@ t.test('appendLedgerEntries', async (t) => {
       { userId: eve, seq: 2, amount: 1, balanceAfter: 6 },
     ]);
     t.has(outcomes[1], { statusCode: 409, details: [{ path: '/amount' }] });
-    t.same((await walletsOf(app, [hal])).map((wallet) => wallet.balance), [MAX_BALANCE]);
+    t.same(
+      (await walletsOf(app, [hal])).map((wallet) => wallet.balance),
+      [MAX_BALANCE],
+    );
     const [over] = await batch(app, [debit(hal, 1), credit(hal, MAX_BALANCE)], now).then((all) => all.slice(1));
     t.equal(over && brief(over), 'balance_limit', 'a credit as large as the limit to a wallet not empty');
   });
@@ -161,12 +235,19 @@ t.test('appendLedgerEntries', async (t) => {
     const now = new Date('2026-11-23T16:00:00.000Z');
     const entry = await app.db.transaction((tx) => appendLedgerEntry(tx, credit(bob, 3, 'single'), now));
     t.has(entry, { userId: bob, amount: 3, balanceAfter: 3, reference: 'single' });
-    const refusal = await app.db.transaction((tx) => appendLedgerEntry(tx, debit(bob, 4), now)).catch((error: unknown) => error);
+    const refusal = await app.db
+      .transaction((tx) => appendLedgerEntry(tx, debit(bob, 4), now))
+      .catch((error: unknown) => error);
     t.ok(refusal instanceof AppError, 'an AppError');
     t.has(refusal, { statusCode: 409, code: 'insufficient_funds' });
-    const limit = await app.db.transaction((tx) => appendLedgerEntry(tx, credit(hal, 2), now)).catch((error: unknown) => error);
+    const limit = await app.db
+      .transaction((tx) => appendLedgerEntry(tx, credit(hal, 2), now))
+      .catch((error: unknown) => error);
     t.has(limit, { statusCode: 409, code: 'balance_limit' });
-    t.same((await walletsOf(app, [bob])).map((wallet) => wallet.balance), [3]);
+    t.same(
+      (await walletsOf(app, [bob])).map((wallet) => wallet.balance),
+      [3],
+    );
     t.same((await ledgerOf(app, bob)).at(-1)?.reference, 'single', 'the refused debit left no entry');
   });
 

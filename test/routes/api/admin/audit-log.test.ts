@@ -35,7 +35,11 @@ t.test('each catalog change appends one entry: who, what, before and after; newe
 
   const collectible = await createCollectible(app, { teamId: team, name: 'Card', rarity: 'rare' });
   const pack = await createPack(app, { teamId: team, name: 'Team pack', cardsPerPack: 2 });
-  const added = await packAction(app, pack.id, { action: 'addCollectible', collectibleId: collectible.id, quantity: 4 });
+  const added = await packAction(app, pack.id, {
+    action: 'addCollectible',
+    collectibleId: collectible.id,
+    quantity: 4,
+  });
   const published = await packAction(app, pack.id, { action: 'publish' });
   const renamed = await app.inject({
     method: 'PATCH',
@@ -49,7 +53,10 @@ t.test('each catalog change appends one entry: who, what, before and after; newe
     headers: bearer(ADMIN),
     payload: { name: 'Renamed card' },
   });
-  t.same([added.statusCode, published.statusCode, renamed.statusCode, collectibleRenamed.statusCode], [200, 200, 200, 200]);
+  t.same(
+    [added.statusCode, published.statusCode, renamed.statusCode, collectibleRenamed.statusCode],
+    [200, 200, 200, 200],
+  );
 
   const res = await get(app);
   t.equal(res.statusCode, 200);
@@ -63,7 +70,10 @@ t.test('each catalog change appends one entry: who, what, before and after; newe
     'newest first',
   );
   for (let i = 1; i < entries.length; i++) {
-    t.ok((entries[i - 1] as AuditEntry).createdAt >= (entries[i] as AuditEntry).createdAt, 'createdAt does not increase down the list');
+    t.ok(
+      (entries[i - 1] as AuditEntry).createdAt >= (entries[i] as AuditEntry).createdAt,
+      'createdAt does not increase down the list',
+    );
   }
   for (const entry of entries) {
     t.same(sortedKeys(entry), ENTRY_KEYS);
@@ -79,20 +89,38 @@ t.test('each catalog change appends one entry: who, what, before and after; newe
   t.same(collectibleCreate.after, collectible, 'after: the collectible as created');
 
   t.match(packCreate, { targetType: 'pack', targetId: pack.id, before: null });
-  t.same(packCreate.after, packRecord(pack), 'after: the pack as created (its fields; the pool is audited entry by entry)');
+  t.same(
+    packCreate.after,
+    packRecord(pack),
+    'after: the pack as created (its fields; the pool is audited entry by entry)',
+  );
 
   const afterAdd = added.json().data.pack as AdminPackView;
   t.match(packAdd, { targetType: 'pack', targetId: pack.id });
   t.same(packAdd.before, null, 'before the add: no such entry');
-  t.same(packAdd.after, { collectibleId: collectible.id, weight: 1, remaining: 4 }, 'after the add: the entry, not the whole pool');
+  t.same(
+    packAdd.after,
+    { collectibleId: collectible.id, weight: 1, remaining: 4 },
+    'after the add: the entry, not the whole pool',
+  );
 
   const afterPublish = published.json().data.pack as AdminPackView;
-  t.match(packPublish, { targetType: 'pack', targetId: pack.id, before: { status: 'draft', publishedAt: null }, after: { status: 'active' } });
+  t.match(packPublish, {
+    targetType: 'pack',
+    targetId: pack.id,
+    before: { status: 'draft', publishedAt: null },
+    after: { status: 'active' },
+  });
   t.same(packPublish.before, packRecord(afterAdd), 'before the publish: the pack after the add');
   t.same(packPublish.after, packRecord(afterPublish));
   t.type((packPublish.after as AdminPackView).publishedAt, 'string');
 
-  t.match(packUpdate, { targetType: 'pack', targetId: pack.id, before: { name: 'Team pack' }, after: { name: 'Renamed pack', status: 'active' } });
+  t.match(packUpdate, {
+    targetType: 'pack',
+    targetId: pack.id,
+    before: { name: 'Team pack' },
+    after: { name: 'Renamed pack', status: 'active' },
+  });
   t.same(packUpdate.after, packRecord(renamed.json().data));
 
   t.match(collectibleUpdate, {
@@ -128,10 +156,17 @@ t.test('filters by teamId and targetId, and paginates', async (t) => {
   t.same((await get(app, { teamId: 'no-such-team' })).json().data, []);
 
   const ofPack = (await get(app, { targetId: a.pack.id })).json().data as AuditEntry[];
-  t.same(ofPack.map((entry) => entry.action), ['pack.publish', 'pack.addCollectible', 'pack.create']);
+  t.same(
+    ofPack.map((entry) => entry.action),
+    ['pack.publish', 'pack.addCollectible', 'pack.create'],
+  );
   t.ok(ofPack.every((entry) => entry.targetId === a.pack.id));
-  const ofCollectible = (await get(app, { targetId: (global.collectibles[0] as { id: string }).id })).json().data as AuditEntry[];
-  t.same(ofCollectible.map((entry) => entry.action), ['collectible.create']);
+  const ofCollectible = (await get(app, { targetId: (global.collectibles[0] as { id: string }).id })).json()
+    .data as AuditEntry[];
+  t.same(
+    ofCollectible.map((entry) => entry.action),
+    ['collectible.create'],
+  );
   t.same((await get(app, { targetId: b.pack.id, teamId: teamA })).json().data, [], 'both filters apply');
   t.equal((await get(app, { targetId: b.pack.id, teamId: teamB })).json().data.length, 2);
 
@@ -146,7 +181,11 @@ t.test('filters by teamId and targetId, and paginates', async (t) => {
     cursor = res.json().nextCursor;
   } while (cursor && sizes.length < 10);
   t.same(sizes, [4, 4, 2]);
-  t.same(seen, all.map((entry) => entry.id), 'every entry once, in order');
+  t.same(
+    seen,
+    all.map((entry) => entry.id),
+    'every entry once, in order',
+  );
 
   for (const cursor of ['garbage', fakeCursor({}), fakeCursor([1, 2]), fakeCursor(['not-a-date', 'x'])]) {
     const res = await get(app, { cursor });
@@ -165,7 +204,10 @@ t.test('the page size defaults to 50', async (t) => {
   t.equal(res.json().data.length, 50);
   t.equal(res.json().data[0].after.name, 'C50');
   const rest = await get(app, { cursor: res.json().nextCursor });
-  t.same(rest.json().data.map((entry: AuditEntry) => (entry.after as { name: string }).name), ['C0']);
+  t.same(
+    rest.json().data.map((entry: AuditEntry) => (entry.after as { name: string }).name),
+    ['C0'],
+  );
   t.equal(rest.json().nextCursor, null);
   t.equal((await get(app, { limit: '200' })).json().data.length, 51);
 });
@@ -182,21 +224,44 @@ t.test('rejected requests write no audit row', async (t) => {
   const rejected: [string, () => ReturnType<typeof packAction>, number][] = [
     ['publish an active pack (409)', () => packAction(app, active.pack.id, { action: 'publish' }), 409],
     ['publish an empty draft (409)', () => packAction(app, draft.id, { action: 'publish' }), 409],
-    ['add to an active pack (409)', () => packAction(app, active.pack.id, { action: 'addCollectible', collectibleId: ofB.id }), 409],
-    ['add another team’s collectible (409)', () => packAction(app, draft.id, { action: 'addCollectible', collectibleId: ofB.id }), 409],
-    ['add an unknown collectible (404)', () => packAction(app, draft.id, { action: 'addCollectible', collectibleId: 'nope' }), 404],
-    ['remove what is not in the pool (404)', () => packAction(app, draft.id, { action: 'removeCollectible', collectibleId: ofB.id }), 404],
+    [
+      'add to an active pack (409)',
+      () => packAction(app, active.pack.id, { action: 'addCollectible', collectibleId: ofB.id }),
+      409,
+    ],
+    [
+      'add another team’s collectible (409)',
+      () => packAction(app, draft.id, { action: 'addCollectible', collectibleId: ofB.id }),
+      409,
+    ],
+    [
+      'add an unknown collectible (404)',
+      () => packAction(app, draft.id, { action: 'addCollectible', collectibleId: 'nope' }),
+      404,
+    ],
+    [
+      'remove what is not in the pool (404)',
+      () => packAction(app, draft.id, { action: 'removeCollectible', collectibleId: ofB.id }),
+      404,
+    ],
     ['act on an unknown pack (404)', () => packAction(app, 'no-such-pack', { action: 'archive' }), 404],
     ['a 400 body', () => packAction(app, draft.id, { action: 'publish', quantity: 1 }), 400],
     ['a fan (403)', () => packAction(app, draft.id, { action: 'archive' }, FAN), 403],
     [
       'price of an active pack (409)',
-      () => app.inject({ method: 'PATCH', url: `/api/admin/packs/${active.pack.id}`, headers: bearer(ADMIN), payload: { price: 3 } }),
+      () =>
+        app.inject({
+          method: 'PATCH',
+          url: `/api/admin/packs/${active.pack.id}`,
+          headers: bearer(ADMIN),
+          payload: { price: 3 },
+        }),
       409,
     ],
     [
       'PATCH an unknown pack (404)',
-      () => app.inject({ method: 'PATCH', url: '/api/admin/packs/nope', headers: bearer(ADMIN), payload: { name: 'X' } }),
+      () =>
+        app.inject({ method: 'PATCH', url: '/api/admin/packs/nope', headers: bearer(ADMIN), payload: { name: 'X' } }),
       404,
     ],
     [
@@ -206,22 +271,46 @@ t.test('rejected requests write no audit row', async (t) => {
     ],
     [
       'create a pack for an unknown team (404)',
-      () => app.inject({ method: 'POST', url: '/api/admin/packs', headers: bearer(ADMIN), payload: { name: 'X', teamId: 'nope' } }),
+      () =>
+        app.inject({
+          method: 'POST',
+          url: '/api/admin/packs',
+          headers: bearer(ADMIN),
+          payload: { name: 'X', teamId: 'nope' },
+        }),
       404,
     ],
     [
       'create a collectible for an unknown team (404)',
-      () => app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: bearer(ADMIN), payload: { name: 'X', teamId: 'nope' } }),
+      () =>
+        app.inject({
+          method: 'POST',
+          url: '/api/admin/collectibles',
+          headers: bearer(ADMIN),
+          payload: { name: 'X', teamId: 'nope' },
+        }),
       404,
     ],
     [
       'create a collectible with a bad rarity (400)',
-      () => app.inject({ method: 'POST', url: '/api/admin/collectibles', headers: bearer(ADMIN), payload: { name: 'X', rarity: 'mythic' } }),
+      () =>
+        app.inject({
+          method: 'POST',
+          url: '/api/admin/collectibles',
+          headers: bearer(ADMIN),
+          payload: { name: 'X', rarity: 'mythic' },
+        }),
       400,
     ],
     [
       'PATCH an unknown collectible (404)',
-      () => app.inject({ method: 'PATCH', url: '/api/admin/collectibles/nope', headers: bearer(ADMIN), payload: { name: 'X' } }),
+      () =>
+        app.inject({
+          method: 'PATCH',
+          url: '/api/admin/collectibles/nope',
+          headers: bearer(ADMIN),
+          payload: { name: 'X' },
+        }),
       404,
     ],
     [

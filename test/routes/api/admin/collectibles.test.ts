@@ -18,7 +18,18 @@ import {
 
 /** GET/POST /api/admin/collectibles and GET/PATCH /api/admin/collectibles/{id}. */
 
-const COLLECTIBLE_KEYS = ['createdAt', 'description', 'id', 'imageUrl', 'minted', 'name', 'points', 'rarity', 'teamId', 'updatedAt'];
+const COLLECTIBLE_KEYS = [
+  'createdAt',
+  'description',
+  'id',
+  'imageUrl',
+  'minted',
+  'name',
+  'points',
+  'rarity',
+  'teamId',
+  'updatedAt',
+];
 const RARITIES = ['common', 'uncommon', 'rare', 'epic', 'legendary'] as const;
 
 const post = (app: App, payload: Record<string, unknown>, token = ADMIN) =>
@@ -38,7 +49,15 @@ t.test('POST creates a collectible (201) with defaults rarity common and points 
   t.same(Object.keys(res.json()).sort(), ['data', 'success']);
   const created = res.json().data as CollectibleView;
   t.same(sortedKeys(created), COLLECTIBLE_KEYS);
-  t.match(created, { teamId: null, name: 'Rookie', description: '', imageUrl: null, rarity: 'common', points: 0, minted: 0 });
+  t.match(created, {
+    teamId: null,
+    name: 'Rookie',
+    description: '',
+    imageUrl: null,
+    rarity: 'common',
+    points: 0,
+    minted: 0,
+  });
   t.match(created.id, /^[0-9a-f-]{36}$/);
   const fetched = await get(app, created.id);
   t.equal(fetched.statusCode, 200);
@@ -87,7 +106,10 @@ t.test('invalid bodies are 400 naming the field, and store nothing', async (t) =
     const res = await post(app, body);
     t.equal(res.statusCode, 400, label);
     t.equal(res.json().error.code, 'validation_failed', label);
-    t.ok(res.json().error.details.some((detail: { path: string }) => detail.path === path), `${label}: names ${path}`);
+    t.ok(
+      res.json().error.details.some((detail: { path: string }) => detail.path === path),
+      `${label}: names ${path}`,
+    );
   }
   t.equal((await app.db.orm.select().from(collectibles)).length, 0, 'nothing stored');
 
@@ -104,7 +126,10 @@ t.test('invalid bodies are 400 naming the field, and store nothing', async (t) =
   ] as const) {
     const res = await patch(app, c.id, body);
     t.equal(res.statusCode, 400, `PATCH ${label}`);
-    t.ok(res.json().error.details.some((detail: { path: string }) => detail.path === path), `PATCH ${label}: names ${path}`);
+    t.ok(
+      res.json().error.details.some((detail: { path: string }) => detail.path === path),
+      `PATCH ${label}: names ${path}`,
+    );
   }
   const empty = await patch(app, c.id, {});
   t.equal(empty.statusCode, 400, 'PATCH {}');
@@ -124,12 +149,18 @@ t.test('GET lists newest first, filtered by teamId and rarity, paginated', async
   const all = await list(app);
   t.equal(all.statusCode, 200);
   t.same(Object.keys(all.json()).sort(), ['data', 'nextCursor', 'success']);
-  t.same(ids(all), newestFirst.map((c) => c.id));
+  t.same(
+    ids(all),
+    newestFirst.map((c) => c.id),
+  );
   t.equal(all.json().nextCursor, null);
   for (const c of all.json().data) t.same(sortedKeys(c), COLLECTIBLE_KEYS);
 
   t.same(ids(await list(app, { teamId: team })), [teamCommon.id, teamRare.id]);
-  t.same(ids(await list(app, { rarity: 'rare' })), newestFirst.filter((c) => c.rarity === 'rare').map((c) => c.id));
+  t.same(
+    ids(await list(app, { rarity: 'rare' })),
+    newestFirst.filter((c) => c.rarity === 'rare').map((c) => c.id),
+  );
   t.same(ids(await list(app, { rarity: 'rare', teamId: team })), [teamRare.id]);
   t.same(ids(await list(app, { rarity: 'legendary', teamId: team })), []);
 
@@ -145,7 +176,11 @@ t.test('GET lists newest first, filtered by teamId and rarity, paginated', async
     pages++;
   } while (cursor && pages < 10);
   t.equal(pages, 3);
-  t.same(seen, newestFirst.map((c) => c.id), 'every collectible once, in order');
+  t.same(
+    seen,
+    newestFirst.map((c) => c.id),
+    'every collectible once, in order',
+  );
 
   for (const [label, query] of [
     ['rarity mythic', { rarity: 'mythic' }],
@@ -167,7 +202,11 @@ t.test('GET limit defaults to 50 and is at most 200', async (t) => {
   const app = await buildTestApp(t);
   const base = Date.parse('2026-01-01T00:00:00.000Z');
   await app.db.orm.insert(collectibles).values(
-    Array.from({ length: 201 }, (_, i) => ({ id: randomUUID(), name: `Bulk ${i}`, createdAt: new Date(base + i * 1000) })),
+    Array.from({ length: 201 }, (_, i) => ({
+      id: randomUUID(),
+      name: `Bulk ${i}`,
+      createdAt: new Date(base + i * 1000),
+    })),
   );
   const byDefault = await list(app);
   t.equal(byDefault.json().data.length, 50);
@@ -175,13 +214,19 @@ t.test('GET limit defaults to 50 and is at most 200', async (t) => {
   const max = await list(app, { limit: '200' });
   t.equal(max.json().data.length, 200);
   const last = await list(app, { limit: '200', cursor: max.json().nextCursor });
-  t.same(last.json().data.map((c: CollectibleView) => c.name), ['Bulk 0']);
+  t.same(
+    last.json().data.map((c: CollectibleView) => c.name),
+    ['Bulk 0'],
+  );
   t.equal(last.json().nextCursor, null);
 });
 
 t.test('PATCH edits the given fields; the public odds show the change at once', async (t) => {
   const app = await buildTestApp(t);
-  const { pack, collectibles: [card] } = await packInStatus(app, 'active', {
+  const {
+    pack,
+    collectibles: [card],
+  } = await packInStatus(app, 'active', {
     pool: [{ quantity: 10, collectible: { name: 'Old name', rarity: 'common', points: 1 } }],
   });
   const c = card as CollectibleView;

@@ -19,7 +19,9 @@ t.test('20 concurrent publishes of one draft: exactly one wins, one audit row', 
   const app = await buildTestApp(t);
   const { pack } = await packInStatus(app, 'draft', { pack: { cardsPerPack: 5 }, pool: [{ quantity: 10 }] });
 
-  const responses = await Promise.all(Array.from({ length: 20 }, () => packAction(app, pack.id, { action: 'publish' })));
+  const responses = await Promise.all(
+    Array.from({ length: 20 }, () => packAction(app, pack.id, { action: 'publish' })),
+  );
   const statuses = responses.map((res) => res.statusCode);
   t.equal(statuses.filter((status) => status === 200).length, 1, 'one 200');
   t.equal(statuses.filter((status) => status === 409).length, 19, 'nineteen 409');
@@ -31,7 +33,9 @@ t.test('20 concurrent publishes of one draft: exactly one wins, one audit row', 
   const stored = await getAdminPack(app, pack.id);
   t.equal(stored.status, 'active');
   t.same(stored, winner?.json().data.pack, 'the stored pack is the winner’s answer');
-  const publishes = (await allAuditEntries(app, { targetId: pack.id })).filter((entry) => entry.action === 'pack.publish');
+  const publishes = (await allAuditEntries(app, { targetId: pack.id })).filter(
+    (entry) => entry.action === 'pack.publish',
+  );
   t.equal(publishes.length, 1, 'one pack.publish audit row');
 });
 
@@ -39,13 +43,18 @@ t.test('addCollectible racing publish: the pool of an active pack only holds add
   const app = await buildTestApp(t);
   const outcomes = { addFirst: 0, publishFirst: 0 };
   for (let round = 0; round < 10; round++) {
-    const { pack } = await packInStatus(app, 'draft', { pack: { name: `Race ${round}`, cardsPerPack: 2 }, pool: [{ quantity: 3 }] });
+    const { pack } = await packInStatus(app, 'draft', {
+      pack: { name: `Race ${round}`, cardsPerPack: 2 },
+      pool: [{ quantity: 3 }],
+    });
     const racer = await createCollectible(app, { name: `Racer ${round}` });
     const add = () => packAction(app, pack.id, { action: 'addCollectible', collectibleId: racer.id, quantity: 4 });
     const publish = () => packAction(app, pack.id, { action: 'publish' });
     // Alternate which request is sent first.
     const [added, published] =
-      round % 2 === 0 ? await Promise.all([add(), publish()]) : await Promise.all([publish(), add()]).then(([p, a]) => [a, p] as const);
+      round % 2 === 0
+        ? await Promise.all([add(), publish()])
+        : await Promise.all([publish(), add()]).then(([p, a]) => [a, p] as const);
 
     t.equal(published.statusCode, 200, `round ${round}: publish succeeds either way (the pool was already fillable)`);
     t.ok([200, 409].includes(added.statusCode), `round ${round}: add is 200 or 409 (got ${added.statusCode})`);
@@ -55,7 +64,9 @@ t.test('addCollectible racing publish: the pool of an active pack only holds add
     const audit = await allAuditEntries(app, { targetId: pack.id });
     const publishEntry = audit.find((entry) => entry.action === 'pack.publish');
     const addEntries = audit.filter(
-      (entry) => entry.action === 'pack.addCollectible' && (entry.after as { collectibleId: string } | null)?.collectibleId === racer.id,
+      (entry) =>
+        entry.action === 'pack.addCollectible' &&
+        (entry.after as { collectibleId: string } | null)?.collectibleId === racer.id,
     );
 
     if (added.statusCode === 409) {
@@ -71,11 +82,16 @@ t.test('addCollectible racing publish: the pool of an active pack only holds add
         { remaining: 4, weight: 1 },
       );
       t.equal(addEntries.length, 1, `round ${round}: one audit row for the add`);
-      t.ok((addEntries[0]?.createdAt as string) <= (publishEntry?.createdAt as string), `round ${round}: the add is logged no later than the publish`);
+      t.ok(
+        (addEntries[0]?.createdAt as string) <= (publishEntry?.createdAt as string),
+        `round ${round}: the add is logged no later than the publish`,
+      );
       t.equal((added.json().data.pack as AdminPackView).status, 'draft', `round ${round}: the add answered a draft`);
     }
     t.ok(
-      audit.every((entry) => entry.action !== 'pack.addCollectible' || entry.createdAt <= (publishEntry?.createdAt as string)),
+      audit.every(
+        (entry) => entry.action !== 'pack.addCollectible' || entry.createdAt <= (publishEntry?.createdAt as string),
+      ),
       `round ${round}: no pool change is logged after the publish (nothing slipped in)`,
     );
   }
@@ -90,10 +106,13 @@ t.test('removeCollectible racing publish: an active pack can always fill a pack'
       pack: { name: `Race ${round}`, cardsPerPack: 4 },
       pool: [{ quantity: 2 }, { quantity: 2 }],
     });
-    const remove = () => packAction(app, pack.id, { action: 'removeCollectible', collectibleId: (collectibles[0] as { id: string }).id });
+    const remove = () =>
+      packAction(app, pack.id, { action: 'removeCollectible', collectibleId: (collectibles[0] as { id: string }).id });
     const publish = () => packAction(app, pack.id, { action: 'publish' });
     const [removed, published] =
-      round % 2 === 0 ? await Promise.all([remove(), publish()]) : await Promise.all([publish(), remove()]).then(([p, r]) => [r, p] as const);
+      round % 2 === 0
+        ? await Promise.all([remove(), publish()])
+        : await Promise.all([publish(), remove()]).then(([p, r]) => [r, p] as const);
 
     const codes = [removed.statusCode, published.statusCode];
     t.ok(
@@ -104,7 +123,11 @@ t.test('removeCollectible racing publish: an active pack can always fill a pack'
     if (published.statusCode === 200) {
       t.equal(removed.json().error.code, 'invalid_transition');
       t.equal(stored.status, 'active');
-      t.equal(stored.pool.reduce((sum, entry) => sum + entry.remaining, 0), 4, 'the active pack keeps a full pool');
+      t.equal(
+        stored.pool.reduce((sum, entry) => sum + entry.remaining, 0),
+        4,
+        'the active pack keeps a full pool',
+      );
     } else {
       t.equal(published.json().error.code, 'pool_cannot_fill_pack');
       t.equal(stored.status, 'draft');
@@ -118,14 +141,19 @@ t.test('concurrent adds of one collectible converge to one entry', async (t) => 
   const { pack } = await packInStatus(app, 'draft', { pool: [] });
   const c = await createCollectible(app);
   const responses = await Promise.all(
-    Array.from({ length: 10 }, () => packAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, quantity: 5, weight: 2 })),
+    Array.from({ length: 10 }, () =>
+      packAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, quantity: 5, weight: 2 }),
+    ),
   );
   t.same(
     responses.map((res) => res.statusCode),
     Array.from({ length: 10 }, () => 200),
   );
   const stored = await getAdminPack(app, pack.id);
-  t.same(stored.pool.map((entry) => [entry.collectibleId, entry.remaining, entry.weight]), [[c.id, 5, 2]]);
+  t.same(
+    stored.pool.map((entry) => [entry.collectibleId, entry.remaining, entry.weight]),
+    [[c.id, 5, 2]],
+  );
   await applyAction(app, pack.id, { action: 'publish' });
   t.equal((await getAdminPack(app, pack.id)).status, 'active');
 });

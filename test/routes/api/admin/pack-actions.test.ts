@@ -46,7 +46,12 @@ async function assertUnchanged(t: Test, app: App, before: Awaited<ReturnType<typ
   t.equal(after.audit, before.audit, `${label}: no audit row`);
 }
 
-function assertActionSuccess(t: Test, res: Awaited<ReturnType<typeof packAction>>, status: Status, label: string): AdminPackView {
+function assertActionSuccess(
+  t: Test,
+  res: Awaited<ReturnType<typeof packAction>>,
+  status: Status,
+  label: string,
+): AdminPackView {
   t.equal(res.statusCode, 200, label);
   const body = res.json();
   t.same(Object.keys(body).sort(), ['data', 'success'], `${label}: envelope`);
@@ -73,7 +78,10 @@ t.test('every cell of the 5 actions x 3 statuses table', async (t) => {
   for (const status of STATUSES) {
     for (const action of ACTIONS) {
       const label = `${action} on ${status}`;
-      const { pack, collectibles } = await packInStatus(app, status, { pack: { cardsPerPack: 2 }, pool: [{ quantity: 3 }] });
+      const { pack, collectibles } = await packInStatus(app, status, {
+        pack: { cardsPerPack: 2 },
+        pool: [{ quantity: 3 }],
+      });
       const spare = await createCollectible(app, { name: 'Spare' });
       const inPool = collectibles[0]?.id as string;
       const body =
@@ -183,14 +191,29 @@ t.test('addCollectible: defaults, partial replacement, idempotence', async (t) =
   const pack = await createPack(app);
   const c = await createCollectible(app, { name: 'Striker', rarity: 'epic' });
 
-  const first = await applyAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, quantity: 5, weight: 2 });
-  t.same(first.pool, [{ collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 2, remaining: 5, probability: 1 }]);
+  const first = await applyAction(app, pack.id, {
+    action: 'addCollectible',
+    collectibleId: c.id,
+    quantity: 5,
+    weight: 2,
+  });
+  t.same(first.pool, [
+    { collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 2, remaining: 5, probability: 1 },
+  ]);
 
   const second = await applyAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, weight: 3 });
-  t.same(second.pool, [{ collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 3, remaining: 5, probability: 1 }], 'weight replaced, quantity kept');
+  t.same(
+    second.pool,
+    [{ collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 3, remaining: 5, probability: 1 }],
+    'weight replaced, quantity kept',
+  );
 
   const third = await applyAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, quantity: 7 });
-  t.same(third.pool[0], { collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 3, remaining: 7, probability: 1 }, 'quantity replaced, weight kept');
+  t.same(
+    third.pool[0],
+    { collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 3, remaining: 7, probability: 1 },
+    'quantity replaced, weight kept',
+  );
 
   const bare = await applyAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id });
   t.same(bare.pool, third.pool, 'no fields: the existing entry is kept as it is (not reset to 1/1)');
@@ -203,9 +226,19 @@ t.test('addCollectible: defaults, partial replacement, idempotence', async (t) =
     { collectibleId: c.id, name: 'Striker', rarity: 'epic', weight: 0.25, remaining: 9, probability: 1 },
   ]);
 
-  const limits = await applyAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, quantity: 1_000_000, weight: 1_000_000 });
+  const limits = await applyAction(app, pack.id, {
+    action: 'addCollectible',
+    collectibleId: c.id,
+    quantity: 1_000_000,
+    weight: 1_000_000,
+  });
   t.same([limits.pool[0]?.remaining, limits.pool[0]?.weight], [1_000_000, 1_000_000], 'the upper bounds are accepted');
-  const small = await applyAction(app, pack.id, { action: 'addCollectible', collectibleId: c.id, quantity: 1, weight: 0.001 });
+  const small = await applyAction(app, pack.id, {
+    action: 'addCollectible',
+    collectibleId: c.id,
+    quantity: 1,
+    weight: 0.001,
+  });
   t.same([small.pool[0]?.remaining, small.pool[0]?.weight], [1, 0.001]);
 });
 
@@ -220,7 +253,10 @@ t.test('addCollectible checks the collectible and its team', async (t) => {
   const global = await createCollectible(app, { name: 'Global card' });
 
   let before = await snapshot(app, teamPack.id);
-  const unknown = await packAction(app, teamPack.id, { action: 'addCollectible', collectibleId: 'no-such-collectible' });
+  const unknown = await packAction(app, teamPack.id, {
+    action: 'addCollectible',
+    collectibleId: 'no-such-collectible',
+  });
   t.equal(unknown.statusCode, 404);
   t.equal(unknown.json().error.code, 'collectible_not_found');
   await assertUnchanged(t, app, before, 'unknown collectible');
@@ -231,9 +267,17 @@ t.test('addCollectible checks the collectible and its team', async (t) => {
   await assertUnchanged(t, app, before, 'another team’s collectible');
 
   const own = await applyAction(app, teamPack.id, { action: 'addCollectible', collectibleId: ofA.id });
-  t.same(own.pool.map((entry) => entry.collectibleId), [ofA.id], 'the team’s own collectible');
+  t.same(
+    own.pool.map((entry) => entry.collectibleId),
+    [ofA.id],
+    'the team’s own collectible',
+  );
   const withGlobal = await applyAction(app, teamPack.id, { action: 'addCollectible', collectibleId: global.id });
-  t.same(withGlobal.pool.map((entry) => entry.collectibleId).sort(), [ofA.id, global.id].sort(), 'a global collectible on a team pack');
+  t.same(
+    withGlobal.pool.map((entry) => entry.collectibleId).sort(),
+    [ofA.id, global.id].sort(),
+    'a global collectible on a team pack',
+  );
 
   before = await snapshot(app, globalPack.id);
   const teamOnGlobal = await packAction(app, globalPack.id, { action: 'addCollectible', collectibleId: ofA.id });
@@ -241,7 +285,10 @@ t.test('addCollectible checks the collectible and its team', async (t) => {
   t.equal(teamOnGlobal.json().error.code, 'collectible_wrong_team');
   await assertUnchanged(t, app, before, 'team collectible on a global pack');
   const globalOnGlobal = await applyAction(app, globalPack.id, { action: 'addCollectible', collectibleId: global.id });
-  t.same(globalOnGlobal.pool.map((entry) => entry.collectibleId), [global.id]);
+  t.same(
+    globalOnGlobal.pool.map((entry) => entry.collectibleId),
+    [global.id],
+  );
 });
 
 t.test('removeCollectible removes an entry; one not in the pool is 404 pool_entry_not_found', async (t) => {
@@ -249,7 +296,10 @@ t.test('removeCollectible removes an entry; one not in the pool is 404 pool_entr
   const { pack, collectibles } = await packInStatus(app, 'draft', { pool: [{ quantity: 2 }, { quantity: 3 }] });
   const [first, second] = collectibles as unknown as [{ id: string }, { id: string }];
   const removed = await applyAction(app, pack.id, { action: 'removeCollectible', collectibleId: first.id });
-  t.same(removed.pool.map((entry) => entry.collectibleId), [second.id]);
+  t.same(
+    removed.pool.map((entry) => entry.collectibleId),
+    [second.id],
+  );
   t.equal(removed.pool[0]?.probability, 1);
 
   const before = await snapshot(app, pack.id);
@@ -270,7 +320,10 @@ t.test('removeCollectible removes an entry; one not in the pool is 404 pool_entr
 
 t.test('a body that breaks the rules is a 400 naming the field, and changes nothing', async (t) => {
   const app = await buildTestApp(t);
-  const { pack, collectibles } = await packInStatus(app, 'draft', { pack: { cardsPerPack: 1 }, pool: [{ quantity: 2 }] });
+  const { pack, collectibles } = await packInStatus(app, 'draft', {
+    pack: { cardsPerPack: 1 },
+    pool: [{ quantity: 2 }],
+  });
   const c = (collectibles[0] as { id: string }).id;
   const cases: [string, Record<string, unknown>, string[]][] = [
     ['addCollectible without collectibleId', { action: 'addCollectible', quantity: 2 }, ['/collectibleId']],
@@ -296,7 +349,11 @@ t.test('a body that breaks the rules is a 400 naming the field, and changes noth
     ['weight 1000001', { action: 'addCollectible', collectibleId: c, weight: 1_000_001 }, ['/weight']],
     ['weight "1" (no coercion)', { action: 'addCollectible', collectibleId: c, weight: '1' }, ['/weight']],
     ['collectibleId ""', { action: 'addCollectible', collectibleId: '' }, ['/collectibleId']],
-    ['collectibleId of 129 characters', { action: 'addCollectible', collectibleId: 'c'.repeat(129) }, ['/collectibleId']],
+    [
+      'collectibleId of 129 characters',
+      { action: 'addCollectible', collectibleId: 'c'.repeat(129) },
+      ['/collectibleId'],
+    ],
     ['collectibleId a number', { action: 'addCollectible', collectibleId: 5 }, ['/collectibleId']],
     ['unknown action', { action: 'delete' }, ['/action']],
     ['action in another case', { action: 'Publish' }, ['/action']],

@@ -23,9 +23,19 @@ import {
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const post = (app: App, payload: unknown, token = ADMIN) =>
-  app.inject({ method: 'POST', url: '/api/admin/packs', headers: bearer(token), payload: payload as Record<string, unknown> });
+  app.inject({
+    method: 'POST',
+    url: '/api/admin/packs',
+    headers: bearer(token),
+    payload: payload as Record<string, unknown>,
+  });
 const patch = (app: App, id: string, payload: unknown, token = ADMIN) =>
-  app.inject({ method: 'PATCH', url: `/api/admin/packs/${id}`, headers: bearer(token), payload: payload as Record<string, unknown> });
+  app.inject({
+    method: 'PATCH',
+    url: `/api/admin/packs/${id}`,
+    headers: bearer(token),
+    payload: payload as Record<string, unknown>,
+  });
 const list = (app: App, query: Record<string, string> = {}, token = ADMIN) =>
   app.inject({ method: 'GET', url: '/api/admin/packs', headers: bearer(token), query });
 
@@ -90,7 +100,15 @@ t.test('POST creates a draft with defaults (201)', async (t) => {
     status: 'draft',
   });
   const [row] = await app.db.orm.select().from(packs).where(eq(packs.id, full.json().data.id));
-  t.match(row, { teamId: team, name: 'Team pack', status: 'draft', price: 150, cardsPerPack: 100, supply: 1, publishedAt: null });
+  t.match(row, {
+    teamId: team,
+    name: 'Team pack',
+    status: 'draft',
+    price: 150,
+    cardsPerPack: 100,
+    supply: 1,
+    publishedAt: null,
+  });
 
   const explicitNull = await post(app, { name: 'Global', teamId: null, supply: null, imageUrl: null });
   t.equal(explicitNull.statusCode, 201);
@@ -181,11 +199,7 @@ t.test('GET lists packs of every status, newest first, filtered by status and te
     pages.push(ids(res));
     cursor = res.json().nextCursor;
   } while (cursor && pages.length < 10);
-  t.same(pages, [
-    [teamActive.id, teamDraft.id],
-    [archived.id, active.id],
-    [draft.id],
-  ]);
+  t.same(pages, [[teamActive.id, teamDraft.id], [archived.id, active.id], [draft.id]]);
 
   const badStatus = await list(app, { status: 'deleted' });
   t.equal(badStatus.statusCode, 400);
@@ -201,7 +215,11 @@ t.test('GET limit defaults to 50 and is at most 200', async (t) => {
   const app = await buildTestApp(t);
   const base = Date.parse('2026-01-01T00:00:00.000Z');
   await app.db.orm.insert(packs).values(
-    Array.from({ length: 201 }, (_, i) => ({ id: randomUUID(), name: `Bulk ${i}`, createdAt: new Date(base + i * 1000) })),
+    Array.from({ length: 201 }, (_, i) => ({
+      id: randomUUID(),
+      name: `Bulk ${i}`,
+      createdAt: new Date(base + i * 1000),
+    })),
   );
   const byDefault = await list(app);
   t.equal(byDefault.json().data.length, 50);
@@ -211,7 +229,10 @@ t.test('GET limit defaults to 50 and is at most 200', async (t) => {
   t.equal(max.statusCode, 200);
   t.equal(max.json().data.length, 200);
   const last = await list(app, { limit: '200', cursor: max.json().nextCursor });
-  t.same(last.json().data.map((pack: AdminPackView) => pack.name), ['Bulk 0']);
+  t.same(
+    last.json().data.map((pack: AdminPackView) => pack.name),
+    ['Bulk 0'],
+  );
   t.equal(last.json().nextCursor, null);
   for (const limit of ['201', '0']) {
     const res = await list(app, { limit });
@@ -223,7 +244,9 @@ t.test('GET limit defaults to 50 and is at most 200', async (t) => {
 t.test('pagination reaches every row, also rows timestamped by the database (microseconds)', async (t) => {
   const app = await buildTestApp(t);
   // created_at defaults to now(): PostgreSQL keeps microseconds, JavaScript dates (and cursors) milliseconds.
-  await app.db.orm.insert(packs).values(Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), name: `Defaulted ${i}` })));
+  await app.db.orm
+    .insert(packs)
+    .values(Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), name: `Defaulted ${i}` })));
   const seen: string[] = [];
   let cursor: string | null = null;
   let pages = 0;
@@ -261,63 +284,79 @@ t.test('GET one answers any status with its pool; unknown is 404 pack_not_found'
   const unknown = await app.inject({ method: 'GET', url: '/api/admin/packs/no-such-pack', headers: bearer(ADMIN) });
   t.equal(unknown.statusCode, 404);
   t.equal(unknown.json().error.code, 'pack_not_found');
-  const tooLong = await app.inject({ method: 'GET', url: `/api/admin/packs/${'p'.repeat(129)}`, headers: bearer(ADMIN) });
+  const tooLong = await app.inject({
+    method: 'GET',
+    url: `/api/admin/packs/${'p'.repeat(129)}`,
+    headers: bearer(ADMIN),
+  });
   t.equal(tooLong.statusCode, 400);
 });
 
-t.test('PATCH edits name, description and imageUrl in any status; price, cardsPerPack, supply only in draft', async (t) => {
-  const app = await buildTestApp(t);
-  for (const status of ['draft', 'active', 'archived'] as const) {
-    const { pack } = await packInStatus(app, status, { pack: { name: 'Before', imageUrl: 'https://img.example/a.png' } });
-    const res = await patch(app, pack.id, { name: '  After  ', description: 'New words', imageUrl: null });
-    t.equal(res.statusCode, 200, `rename a ${status} pack`);
-    t.same(Object.keys(res.json()).sort(), ['data', 'success']);
-    const changed = res.json().data as AdminPackView;
-    t.same(
-      { ...changed, updatedAt: pack.updatedAt },
-      { ...pack, name: 'After', description: 'New words', imageUrl: null },
-      `${status}: only the given fields changed`,
-    );
-    t.ok(changed.updatedAt > pack.updatedAt || changed.updatedAt === pack.updatedAt, 'updatedAt does not go back');
-    t.same(await getAdminPack(app, pack.id), changed, `${status}: stored`);
-  }
+t.test(
+  'PATCH edits name, description and imageUrl in any status; price, cardsPerPack, supply only in draft',
+  async (t) => {
+    const app = await buildTestApp(t);
+    for (const status of ['draft', 'active', 'archived'] as const) {
+      const { pack } = await packInStatus(app, status, {
+        pack: { name: 'Before', imageUrl: 'https://img.example/a.png' },
+      });
+      const res = await patch(app, pack.id, { name: '  After  ', description: 'New words', imageUrl: null });
+      t.equal(res.statusCode, 200, `rename a ${status} pack`);
+      t.same(Object.keys(res.json()).sort(), ['data', 'success']);
+      const changed = res.json().data as AdminPackView;
+      t.same(
+        { ...changed, updatedAt: pack.updatedAt },
+        { ...pack, name: 'After', description: 'New words', imageUrl: null },
+        `${status}: only the given fields changed`,
+      );
+      t.ok(changed.updatedAt > pack.updatedAt || changed.updatedAt === pack.updatedAt, 'updatedAt does not go back');
+      t.same(await getAdminPack(app, pack.id), changed, `${status}: stored`);
+    }
 
-  const draft = (await packInStatus(app, 'draft', { pack: { cardsPerPack: 5 }, pool: [{ quantity: 12 }] })).pack;
-  t.equal(draft.available, 2);
-  const priced = await patch(app, draft.id, { price: 300, cardsPerPack: 3, supply: 3 });
-  t.equal(priced.statusCode, 200);
-  t.match(priced.json().data, { price: 300, cardsPerPack: 3, supply: 3, available: 3, status: 'draft' });
-  const unlimited = await patch(app, draft.id, { supply: null });
-  t.match(unlimited.json().data, { supply: null, available: 4 });
+    const draft = (await packInStatus(app, 'draft', { pack: { cardsPerPack: 5 }, pool: [{ quantity: 12 }] })).pack;
+    t.equal(draft.available, 2);
+    const priced = await patch(app, draft.id, { price: 300, cardsPerPack: 3, supply: 3 });
+    t.equal(priced.statusCode, 200);
+    t.match(priced.json().data, { price: 300, cardsPerPack: 3, supply: 3, available: 3, status: 'draft' });
+    const unlimited = await patch(app, draft.id, { supply: null });
+    t.match(unlimited.json().data, { supply: null, available: 4 });
 
-  for (const status of ['active', 'archived'] as const) {
-    const { pack } = await packInStatus(app, status, { pack: { price: 10 } });
-    const auditBefore = (await allAuditEntries(app, { targetId: pack.id })).length;
-    for (const [field, value] of [
-      ['price', 20],
-      ['cardsPerPack', 2],
-      ['supply', 5],
-      ['supply', null],
-    ] as const) {
-      const res = await patch(app, pack.id, { name: 'Renamed with it', [field]: value });
-      t.equal(res.statusCode, 409, `${field} on a ${status} pack`);
-      t.equal(res.json().error.code, 'pack_not_draft');
-      t.match(res.json().error.message, new RegExp(status));
-      t.ok(
-        res.json().error.details?.some((detail: { path: string }) => detail.path === `/${field}`),
-        `${field} on a ${status} pack: the field is named`,
+    for (const status of ['active', 'archived'] as const) {
+      const { pack } = await packInStatus(app, status, { pack: { price: 10 } });
+      const auditBefore = (await allAuditEntries(app, { targetId: pack.id })).length;
+      for (const [field, value] of [
+        ['price', 20],
+        ['cardsPerPack', 2],
+        ['supply', 5],
+        ['supply', null],
+      ] as const) {
+        const res = await patch(app, pack.id, { name: 'Renamed with it', [field]: value });
+        t.equal(res.statusCode, 409, `${field} on a ${status} pack`);
+        t.equal(res.json().error.code, 'pack_not_draft');
+        t.match(res.json().error.message, new RegExp(status));
+        t.ok(
+          res.json().error.details?.some((detail: { path: string }) => detail.path === `/${field}`),
+          `${field} on a ${status} pack: the field is named`,
+        );
+      }
+      const both = await patch(app, pack.id, { price: 1, supply: 9 });
+      t.same(
+        both
+          .json()
+          .error.details.map((detail: { path: string }) => detail.path)
+          .sort(),
+        ['/price', '/supply'],
+        'every refused field is named',
+      );
+      t.same(await getAdminPack(app, pack.id), pack, `${status}: nothing changed, not even the name sent alongside`);
+      t.equal(
+        (await allAuditEntries(app, { targetId: pack.id })).length,
+        auditBefore,
+        'no audit row for a refused edit',
       );
     }
-    const both = await patch(app, pack.id, { price: 1, supply: 9 });
-    t.same(
-      both.json().error.details.map((detail: { path: string }) => detail.path).sort(),
-      ['/price', '/supply'],
-      'every refused field is named',
-    );
-    t.same(await getAdminPack(app, pack.id), pack, `${status}: nothing changed, not even the name sent alongside`);
-    t.equal((await allAuditEntries(app, { targetId: pack.id })).length, auditBefore, 'no audit row for a refused edit');
-  }
-});
+  },
+);
 
 t.test('PATCH refuses an empty or invalid body and an unknown pack', async (t) => {
   const app = await buildTestApp(t);
@@ -361,7 +400,12 @@ t.test('non-admins get 403 and anonymous callers 401 on every admin pack endpoin
   }
   for (const url of ['/api/admin/packs/no-such-pack']) {
     for (const method of ['GET', 'PATCH'] as const) {
-      const res = await app.inject({ method, url, headers: bearer(FAN), ...(method === 'PATCH' ? { payload: { name: 'X' } } : {}) });
+      const res = await app.inject({
+        method,
+        url,
+        headers: bearer(FAN),
+        ...(method === 'PATCH' ? { payload: { name: 'X' } } : {}),
+      });
       t.equal(res.statusCode, 403, `${method} an unknown pack as a fan: the same answer as for an existing one`);
     }
   }

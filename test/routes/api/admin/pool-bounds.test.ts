@@ -16,9 +16,16 @@ t.test('a full pool refuses a new collectible; audit rows and lists stay small h
   const pack = await createPack(app, { name: 'Big pool', cardsPerPack: 1 });
   // Filled straight in the database: a thousand API round trips would test nothing more.
   const now = new Date();
-  const rows = Array.from({ length: MAX_POOL_ENTRIES }, (_, i) => ({ id: randomUUID(), name: `Filler ${i}`, createdAt: now, updatedAt: now }));
+  const rows = Array.from({ length: MAX_POOL_ENTRIES }, (_, i) => ({
+    id: randomUUID(),
+    name: `Filler ${i}`,
+    createdAt: now,
+    updatedAt: now,
+  }));
   await app.db.orm.insert(collectibles).values(rows);
-  await app.db.orm.insert(packPoolEntries).values(rows.map((row) => ({ packId: pack.id, collectibleId: row.id, remaining: 5, weight: 1 })));
+  await app.db.orm
+    .insert(packPoolEntries)
+    .values(rows.map((row) => ({ packId: pack.id, collectibleId: row.id, remaining: 5, weight: 1 })));
 
   const newcomer = await createCollectible(app, { name: 'One too many' });
   const refused = await packAction(app, pack.id, { action: 'addCollectible', collectibleId: newcomer.id });
@@ -41,7 +48,8 @@ t.test('a full pool refuses a new collectible; audit rows and lists stay small h
   t.same(audit[1]?.before, { collectibleId: existing, weight: 1, remaining: 9 });
   t.equal(audit[1]?.after, null);
   t.same(audit[2]?.before, { collectibleId: existing, weight: 1, remaining: 5 });
-  for (const entry of audit) t.ok(JSON.stringify(entry).length < 2000, `${entry.action}: ${JSON.stringify(entry).length} bytes`);
+  for (const entry of audit)
+    t.ok(JSON.stringify(entry).length < 2000, `${entry.action}: ${JSON.stringify(entry).length} bytes`);
 
   const list = await app.inject({ url: '/api/admin/packs', headers: bearer(ADMIN), query: { limit: '200' } });
   t.equal(list.statusCode, 200);

@@ -7,7 +7,15 @@ import type { App } from '../../../../app.js';
 import { identities, users } from '../../../../db/schema.js';
 import { bearer, buildTestApp, createTestDatabase, tokenFor } from '../../../support/app.js';
 import { addMemberRequest, createTeam } from '../../../support/teams.js';
-import { buildSessionApp, mobileSignIn, newNonce, refresh, signInWith, startProviders, whoAmI } from '../../../support/sessions.js';
+import {
+  buildSessionApp,
+  mobileSignIn,
+  newNonce,
+  refresh,
+  signInWith,
+  startProviders,
+  whoAmI,
+} from '../../../support/sessions.js';
 import { startStandInProvider } from '../../../../scripts/stand-in-provider.js';
 
 /**
@@ -65,7 +73,12 @@ t.test('account deletion racing other changes of the account', async (t) => {
     for (let round = 0; round < 8; round++) {
       const user = await signInWith(app, providers.google, `g-rename-${round}`);
       await Promise.all([
-        app.inject({ method: 'PATCH', url: '/api/user', headers: bearer(user.accessToken), payload: { displayName: 'Real Name' } }),
+        app.inject({
+          method: 'PATCH',
+          url: '/api/user',
+          headers: bearer(user.accessToken),
+          payload: { displayName: 'Real Name' },
+        }),
         app.inject({ method: 'DELETE', url: '/api/user', headers: bearer(user.accessToken) }),
       ]);
       const [row] = await app.db.orm.select().from(users).where(eq(users.id, user.userId));
@@ -78,7 +91,11 @@ t.test('account deletion racing other changes of the account', async (t) => {
       const user = await signInWith(app, providers.google, `g-link-${round}`);
       const nonce = newNonce();
       await Promise.all([
-        post(app, '/api/auth/identities', user.accessToken, { provider: 'apple', idToken: providers.apple.mint(`a-link-${round}`, nonce), nonce }),
+        post(app, '/api/auth/identities', user.accessToken, {
+          provider: 'apple',
+          idToken: providers.apple.mint(`a-link-${round}`, nonce),
+          nonce,
+        }),
         app.inject({ method: 'DELETE', url: '/api/user', headers: bearer(user.accessToken) }),
       ]);
       const [row] = await app.db.orm.select().from(users).where(eq(users.id, user.userId));
@@ -95,7 +112,12 @@ t.test('account deletion racing other changes of the account', async (t) => {
     const added = await addMemberRequest(app, team.id, { userId: 'ext-gone', role: 'owner' });
     t.equal(added.statusCode, 404);
     t.equal(added.json().error.code, 'user_not_found');
-    const owned = await app.inject({ method: 'POST', url: '/api/admin/teams', headers: bearer(tokenFor('admin', { role: 'admin' })), payload: { name: 'Ghost', ownerUserId: 'ext-gone' } });
+    const owned = await app.inject({
+      method: 'POST',
+      url: '/api/admin/teams',
+      headers: bearer(tokenFor('admin', { role: 'admin' })),
+      payload: { name: 'Ghost', ownerUserId: 'ext-gone' },
+    });
     t.equal(owned.statusCode, 404);
   });
 });
@@ -118,8 +140,15 @@ t.test('ending an expired session is a 404, like any session that is not live', 
   const tablet = await signInWith(app, providers.google, 'g-expired');
   const { sessions } = await import('../../../../db/schema.js');
   const { sql } = await import('drizzle-orm');
-  await app.db.orm.update(sessions).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(sessions.id, phone.sessionId));
-  const res = await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${phone.sessionId}`, headers: bearer(tablet.accessToken) });
+  await app.db.orm
+    .update(sessions)
+    .set({ expiresAt: sql`now() - interval '1 second'` })
+    .where(eq(sessions.id, phone.sessionId));
+  const res = await app.inject({
+    method: 'DELETE',
+    url: `/api/auth/sessions/${phone.sessionId}`,
+    headers: bearer(tablet.accessToken),
+  });
   t.equal(res.statusCode, 404);
 });
 
@@ -137,27 +166,42 @@ t.test('outages are 503, never a 401 that tells a good client its token is bad',
   });
 
   t.test('revoking an external token while its keys cannot be fetched', async (t) => {
-    const app = await buildTestApp(t, { AUTH_JWT_SECRET: '', AUTH_JWKS_URL: `http://127.0.0.1:${await freePort()}/jwks.json` });
+    const app = await buildTestApp(t, {
+      AUTH_JWT_SECRET: '',
+      AUTH_JWKS_URL: `http://127.0.0.1:${await freePort()}/jwks.json`,
+    });
     const { generateKeyPairSync } = await import('node:crypto');
     const { createSigner } = await import('fast-jwt');
-    const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const token = createSigner({ key, algorithm: 'RS256', kid: 'k1', expiresIn: 600_000 })({ sub: 'ext-outage', jti: 'j' });
+    const key = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    const token = createSigner({ key, algorithm: 'RS256', kid: 'k1', expiresIn: 600_000 })({
+      sub: 'ext-outage',
+      jti: 'j',
+    });
     const res = await app.inject({ method: 'POST', url: '/api/auth/revoke', payload: { token } });
     t.equal(res.statusCode, 503, 'not a 200 that claims the token is revoked');
     t.equal(res.json().error.code, 'auth_unavailable');
   });
 });
 
-t.test('a logged-out token counts against its sender\'s address, not its user\'s limit', async (t) => {
+t.test("a logged-out token counts against its sender's address, not its user's limit", async (t) => {
   const providers = await startProviders(t);
   const app = await buildSessionApp(t, providers, { RATE_LIMIT_MAX: '5' });
   const stolen = await signInWith(app, providers.google, 'g-limited');
   t.equal((await post(app, '/api/auth/logout', stolen.accessToken)).statusCode, 200);
   // The user signs in again (on another instance, whose own count of this address is fresh).
-  const other = await buildSessionApp(t, providers, { RATE_LIMIT_MAX: '5', DATABASE_URL: app.config.databaseUrl as string });
+  const other = await buildSessionApp(t, providers, {
+    RATE_LIMIT_MAX: '5',
+    DATABASE_URL: app.config.databaseUrl as string,
+  });
   const session = await signInWith(other, providers.google, 'g-limited');
   for (let attempt = 0; attempt < 6; attempt++) await whoAmI(app, stolen.accessToken);
-  t.equal((await whoAmI(app, session.accessToken)).statusCode, 200, "the user's own limit is untouched by the stolen token's calls");
+  t.equal(
+    (await whoAmI(app, session.accessToken)).statusCode,
+    200,
+    "the user's own limit is untouched by the stolen token's calls",
+  );
 });
 
 t.test('an instance started while Redis is down hears logouts once Redis is back', async (t) => {
@@ -168,7 +212,11 @@ t.test('an instance started while Redis is down hears logouts once Redis is back
   const a = await buildTestApp(t, { ...env, DATABASE_URL: database.url });
   const b = await buildTestApp(t, { ...env, DATABASE_URL: database.url });
   t.teardown(() => database.drop());
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   t.teardown(() => {
     redis.kill('SIGTERM');
   });
@@ -208,7 +256,11 @@ t.test('the two id spaces never meet: an external token naming a user of mobile 
   const external = tokenFor('ext-linker');
   t.equal((await whoAmI(app, external)).statusCode, 200);
   const nonce = newNonce();
-  const linked = await post(app, '/api/auth/identities', external, { provider: 'apple', idToken: providers.apple.mint('a-linker', nonce), nonce });
+  const linked = await post(app, '/api/auth/identities', external, {
+    provider: 'apple',
+    idToken: providers.apple.mint('a-linker', nonce),
+    nonce,
+  });
   t.equal(linked.statusCode, 201, linked.body);
   const viaApple = await signInWith(app, providers.apple, 'a-linker');
   t.equal(viaApple.userId, 'ext-linker');

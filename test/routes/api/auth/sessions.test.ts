@@ -27,7 +27,12 @@ import {
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const post = (app: App, url: string, token?: string, payload?: unknown) =>
-  app.inject({ method: 'POST', url, headers: token ? bearer(token) : {}, ...(payload === undefined ? {} : { payload: payload as object }) });
+  app.inject({
+    method: 'POST',
+    url,
+    headers: token ? bearer(token) : {},
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 /** Moves a refresh token's use back in time, past the 30 s retry window (the database's clock decides it). */
 async function ageRefreshToken(app: App, refreshToken: string, seconds: number) {
@@ -55,7 +60,11 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
   let first: SignedIn;
   t.test('Google sign-in creates the user and a session', async (t) => {
     const nonce = newNonce();
-    const res = await mobileSignIn(app, { provider: 'google', idToken: providers.google.mint('g-alice', nonce, { name: 'Alice' }), nonce }, { 'user-agent': 'PacksApp/1.0 (Android 15)' });
+    const res = await mobileSignIn(
+      app,
+      { provider: 'google', idToken: providers.google.mint('g-alice', nonce, { name: 'Alice' }), nonce },
+      { 'user-agent': 'PacksApp/1.0 (Android 15)' },
+    );
     t.equal(res.statusCode, 200, res.body);
     t.equal(res.headers['cache-control'], 'no-store');
     const data = res.json().data;
@@ -78,7 +87,9 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
     t.equal(replay.statusCode, 401);
     t.equal(replay.json().error.message, 'The ID token could not be verified.', 'like any other refusal');
     const copied = providers.google.mint('g-racing', nonce);
-    const racing = await Promise.all(Array.from({ length: 5 }, () => mobileSignIn(app, { provider: 'google', idToken: copied, nonce })));
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () => mobileSignIn(app, { provider: 'google', idToken: copied, nonce })),
+    );
     t.equal(racing.filter((res) => res.statusCode === 200).length, 1, 'five copies of one token at once: one session');
   });
 
@@ -90,7 +101,11 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
     t.equal(list.statusCode, 200);
     const rows = list.json().data as { id: string; current: boolean; provider: string; userAgent: string | null }[];
     t.equal(rows.length, 2);
-    t.same(rows.filter((row) => row.current).map((row) => row.id), [again.sessionId], 'the calling session is marked current');
+    t.same(
+      rows.filter((row) => row.current).map((row) => row.id),
+      [again.sessionId],
+      'the calling session is marked current',
+    );
     t.ok(rows.find((row) => row.id === first.sessionId)?.userAgent?.startsWith('PacksApp'), 'the user agent is kept');
     const ids = await app.inject({ method: 'GET', url: '/api/auth/identities', headers: bearer(again.accessToken) });
     t.match(ids.json().data, [{ provider: 'google', email: 'g-alice@example.com', emailVerified: true }]);
@@ -121,12 +136,20 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
       ['unsupported grant_type', { grant_type: 'authorization_code' }, 'unsupported_grant_type'],
       ['no grant_type', { refresh_token: 'A'.repeat(43) }, 'invalid_request'],
       ['a number for grant_type', { grant_type: 7 }, 'invalid_request'],
-      ['grant_type refresh_token with an unknown field', { grant_type: 'refresh_token', refresh_token: 'A'.repeat(43), code: 'x' }, 'invalid_request'],
+      [
+        'grant_type refresh_token with an unknown field',
+        { grant_type: 'refresh_token', refresh_token: 'A'.repeat(43), code: 'x' },
+        'invalid_request',
+      ],
       ['missing refresh_token', { grant_type: 'refresh_token' }, 'invalid_request'],
       ['a number for a token', { grant_type: 'refresh_token', refresh_token: 5 }, 'invalid_request'],
       ['garbage token', { grant_type: 'refresh_token', refresh_token: 'not-a-token' }, 'invalid_grant'],
       ['well-formed unknown token', { grant_type: 'refresh_token', refresh_token: 'A'.repeat(43) }, 'invalid_grant'],
-      ['client_id and scope are accepted and ignored', { grant_type: 'refresh_token', refresh_token: 'B'.repeat(43), client_id: 'app', scope: 'x' }, 'invalid_grant'],
+      [
+        'client_id and scope are accepted and ignored',
+        { grant_type: 'refresh_token', refresh_token: 'B'.repeat(43), client_id: 'app', scope: 'x' },
+        'invalid_grant',
+      ],
     ];
     for (const [name, payload, code] of cases) {
       const res = await app.inject({ method: 'POST', url: '/api/auth/token', payload });
@@ -153,10 +176,20 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
       [400, 'unsupported_grant_type'],
       'an authorization code grant, form-encoded with its code: the grant is named, not the field',
     );
-    const text = await app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': 'text/plain' }, payload: 'grant_type=refresh_token' });
+    const text = await app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'grant_type=refresh_token',
+    });
     t.equal(text.statusCode, 415, 'other content types are refused');
     t.equal(text.json().error.code, 'unsupported_media_type', 'in the envelope');
-    const formElsewhere = await app.inject({ method: 'PATCH', url: '/api/user', headers: { ...bearer(first.accessToken), 'content-type': 'application/x-www-form-urlencoded' }, payload: 'displayName=x' });
+    const formElsewhere = await app.inject({
+      method: 'PATCH',
+      url: '/api/user',
+      headers: { ...bearer(first.accessToken), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'displayName=x',
+    });
     t.equal(formElsewhere.statusCode, 415, 'only the OAuth endpoints take form bodies');
   });
 
@@ -172,19 +205,31 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
     t.equal(row?.revokedReason, 'logout');
   });
 
-  t.test('sessions: a user ends another of its sessions; never someone else\'s', async (t) => {
+  t.test("sessions: a user ends another of its sessions; never someone else's", async (t) => {
     const phone = await signInWith(app, providers.google, 'g-bob');
     const tablet = await signInWith(app, providers.google, 'g-bob');
     const mallory = await signInWith(app, providers.apple, 'a-mallory');
-    const foreign = await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${phone.sessionId}`, headers: bearer(mallory.accessToken) });
+    const foreign = await app.inject({
+      method: 'DELETE',
+      url: `/api/auth/sessions/${phone.sessionId}`,
+      headers: bearer(mallory.accessToken),
+    });
     t.equal(foreign.statusCode, 404);
     t.equal(foreign.json().error.code, 'session_not_found');
     t.equal((await whoAmI(app, phone.accessToken)).statusCode, 200, 'untouched');
-    const own = await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${phone.sessionId}`, headers: bearer(tablet.accessToken) });
+    const own = await app.inject({
+      method: 'DELETE',
+      url: `/api/auth/sessions/${phone.sessionId}`,
+      headers: bearer(tablet.accessToken),
+    });
     t.equal(own.statusCode, 204);
     t.equal((await whoAmI(app, phone.accessToken)).statusCode, 401, 'the lost phone is logged out');
     t.equal((await whoAmI(app, tablet.accessToken)).statusCode, 200);
-    const again = await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${phone.sessionId}`, headers: bearer(tablet.accessToken) });
+    const again = await app.inject({
+      method: 'DELETE',
+      url: `/api/auth/sessions/${phone.sessionId}`,
+      headers: bearer(tablet.accessToken),
+    });
     t.equal(again.statusCode, 404, 'an ended session cannot be ended twice');
 
     const all = await post(app, '/api/auth/logout-all', tablet.accessToken);
@@ -195,7 +240,12 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
 
   t.test('RFC 7009 revocation', async (t) => {
     const carol = await signInWith(app, providers.google, 'g-carol');
-    for (const token of ['unknown', 'a.b.c', 'C'.repeat(43), tokenFor('x', {}, 'wrong-secret-wrong-secret-wrong-secret')]) {
+    for (const token of [
+      'unknown',
+      'a.b.c',
+      'C'.repeat(43),
+      tokenFor('x', {}, 'wrong-secret-wrong-secret-wrong-secret'),
+    ]) {
       const res = await app.inject({ method: 'POST', url: '/api/auth/revoke', payload: { token } });
       t.equal(res.statusCode, 200, 'any token: 200');
       t.equal(res.body, '', 'with an empty body');
@@ -212,7 +262,11 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
     t.equal((await whoAmI(app, carol.accessToken)).statusCode, 401, 'the revoked access token is refused');
     t.equal((await whoAmI(app, second.access_token)).statusCode, 200, 'the session lives on');
     // Revoking the refresh token ends the session.
-    const revokeRefresh = await app.inject({ method: 'POST', url: '/api/auth/revoke', payload: { token: second.refresh_token, token_type_hint: 'refresh_token' } });
+    const revokeRefresh = await app.inject({
+      method: 'POST',
+      url: '/api/auth/revoke',
+      payload: { token: second.refresh_token, token_type_hint: 'refresh_token' },
+    });
     t.equal(revokeRefresh.statusCode, 200);
     t.equal((await whoAmI(app, second.access_token)).statusCode, 401, 'its access tokens are refused');
     t.equal((await refresh(app, second.refresh_token)).json().error, 'invalid_grant');
@@ -226,7 +280,11 @@ t.test('signing in, refreshing and logging out, as a mobile app does', async (t)
     t.equal((await whoAmI(app, withJti)).statusCode, 200);
     t.equal((await post(app, '/api/auth/logout', withJti)).statusCode, 200);
     t.equal((await whoAmI(app, withJti)).statusCode, 401, 'refused by its jti');
-    t.equal((await whoAmI(app, tokenFor('ext-dave', { jti: 'jti-2' }))).statusCode, 200, 'another token of the user still works');
+    t.equal(
+      (await whoAmI(app, tokenFor('ext-dave', { jti: 'jti-2' }))).statusCode,
+      200,
+      'another token of the user still works',
+    );
     const withoutJti = tokenFor('ext-dave', { name: 'Dave' });
     t.equal((await post(app, '/api/auth/logout', withoutJti)).statusCode, 200);
     t.equal((await whoAmI(app, withoutJti)).statusCode, 401, 'refused by its hash');
@@ -240,11 +298,20 @@ t.test('refresh reuse beyond 30 s revokes the session; 20 concurrent refreshes g
 
   t.test('20 concurrent refreshes with one token', async (t) => {
     const signedIn = await signInWith(app, providers.google, 'g-racer');
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => refresh(app, signedIn.refreshToken, index % 2 === 1)));
-    t.same(answers.map((res) => res.statusCode), Array(20).fill(200), 'all 20 answered');
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => refresh(app, signedIn.refreshToken, index % 2 === 1)),
+    );
+    t.same(
+      answers.map((res) => res.statusCode),
+      Array(20).fill(200),
+      'all 20 answered',
+    );
     const successors = new Set(answers.map((res) => res.json().refresh_token));
     t.equal(successors.size, 1, 'one successor');
-    const count = await app.db.orm.select({ n: sql<number>`count(*)::int` }).from(refreshTokens).where(eq(refreshTokens.sessionId, signedIn.sessionId));
+    const count = await app.db.orm
+      .select({ n: sql<number>`count(*)::int` })
+      .from(refreshTokens)
+      .where(eq(refreshTokens.sessionId, signedIn.sessionId));
     t.equal(count[0]?.n, 2, 'the database holds the token and exactly one successor');
     const next = await refresh(app, [...successors][0] as string);
     t.equal(next.statusCode, 200, 'the session is alive: the successor redeems');
@@ -266,7 +333,10 @@ t.test('refresh reuse beyond 30 s revokes the session; 20 concurrent refreshes g
 
   t.test('a session unused for AUTH_SESSION_TTL has expired', async (t) => {
     const signedIn = await signInWith(app, providers.google, 'g-sleeper');
-    await app.db.orm.update(sessions).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(sessions.id, signedIn.sessionId));
+    await app.db.orm
+      .update(sessions)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(eq(sessions.id, signedIn.sessionId));
     t.equal((await refresh(app, signedIn.refreshToken)).json().error, 'invalid_grant');
     const list = await app.inject({ method: 'GET', url: '/api/auth/sessions', headers: bearer(signedIn.accessToken) });
     t.same(list.json().data, [], 'not listed');
@@ -274,10 +344,16 @@ t.test('refresh reuse beyond 30 s revokes the session; 20 concurrent refreshes g
 
   t.test('a refresh slides the session forward', async (t) => {
     const signedIn = await signInWith(app, providers.google, 'g-active');
-    await app.db.orm.update(sessions).set({ expiresAt: sql`now() + interval '1 minute'` }).where(eq(sessions.id, signedIn.sessionId));
+    await app.db.orm
+      .update(sessions)
+      .set({ expiresAt: sql`now() + interval '1 minute'` })
+      .where(eq(sessions.id, signedIn.sessionId));
     t.equal((await refresh(app, signedIn.refreshToken)).statusCode, 200);
     const [row] = await app.db.orm.select().from(sessions).where(eq(sessions.id, signedIn.sessionId));
-    t.ok((row?.expiresAt.getTime() ?? 0) > Date.now() + 59 * 86_400_000, 'expires AUTH_SESSION_TTL (60 days) after the refresh');
+    t.ok(
+      (row?.expiresAt.getTime() ?? 0) > Date.now() + 59 * 86_400_000,
+      'expires AUTH_SESSION_TTL (60 days) after the refresh',
+    );
   });
 });
 
@@ -288,20 +364,36 @@ t.test('linking a second provider; account deletion', async (t) => {
   t.test('a signed-in user links Apple; either account then signs in as the user', async (t) => {
     const google = await signInWith(app, providers.google, 'g-erin');
     const nonce = newNonce();
-    const linked = await post(app, '/api/auth/identities', google.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', nonce), nonce });
+    const linked = await post(app, '/api/auth/identities', google.accessToken, {
+      provider: 'apple',
+      idToken: providers.apple.mint('a-erin', nonce),
+      nonce,
+    });
     t.equal(linked.statusCode, 201, linked.body);
     t.match(linked.json().data, { provider: 'apple', email: 'a-erin@example.com', emailVerified: true });
     const apple = await signInWith(app, providers.apple, 'a-erin');
     t.equal(apple.userId, google.userId);
     t.equal(apple.created, false);
-    const again = await post(app, '/api/auth/identities', google.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', nonce), nonce });
+    const again = await post(app, '/api/auth/identities', google.accessToken, {
+      provider: 'apple',
+      idToken: providers.apple.mint('a-erin', nonce),
+      nonce,
+    });
     t.equal(again.statusCode, 201, 'linking the same account again is harmless');
-    const forged = await post(app, '/api/auth/identities', google.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', 'another-nonce-value'), nonce });
+    const forged = await post(app, '/api/auth/identities', google.accessToken, {
+      provider: 'apple',
+      idToken: providers.apple.mint('a-erin', 'another-nonce-value'),
+      nonce,
+    });
     t.equal(forged.statusCode, 400, 'an ID token that does not verify is a bad request, not a bad caller');
     t.equal(forged.json().error.code, 'invalid_id_token');
-    t.notOk(forged.headers['www-authenticate'], 'no challenge: the caller\'s own token is fine');
+    t.notOk(forged.headers['www-authenticate'], "no challenge: the caller's own token is fine");
     const other = await signInWith(app, providers.google, 'g-frank');
-    const taken = await post(app, '/api/auth/identities', other.accessToken, { provider: 'apple', idToken: providers.apple.mint('a-erin', nonce), nonce });
+    const taken = await post(app, '/api/auth/identities', other.accessToken, {
+      provider: 'apple',
+      idToken: providers.apple.mint('a-erin', nonce),
+      nonce,
+    });
     t.equal(taken.statusCode, 409);
     t.equal(taken.json().error.code, 'identity_in_use');
   });
@@ -323,7 +415,11 @@ t.test('linking a second provider; account deletion', async (t) => {
     t.equal(row?.displayName, 'Deleted user');
     t.ok(row?.deletedAt);
     t.notOk(JSON.stringify(row).includes('Gina'), 'no name left');
-    t.same(await app.db.orm.select().from(identities).where(eq(identities.userId, gina.userId)), [], 'identities unlinked (no email left)');
+    t.same(
+      await app.db.orm.select().from(identities).where(eq(identities.userId, gina.userId)),
+      [],
+      'identities unlinked (no email left)',
+    );
     const ledger = await app.db.orm.select().from(walletLedger).where(eq(walletLedger.userId, gina.userId));
     t.equal(ledger.length, 1, 'the ledger entry stays, under the anonymized user');
   });
@@ -338,7 +434,12 @@ t.test('linking a second provider; account deletion', async (t) => {
   t.test('the last owner of a team cannot delete the account', async (t) => {
     const owner = tokenFor('ext-owner');
     t.equal((await whoAmI(app, owner)).statusCode, 200);
-    const team = await app.inject({ method: 'POST', url: '/api/admin/teams', headers: bearer(tokenFor('admin', { role: 'admin' })), payload: { name: 'Owned', ownerUserId: 'ext-owner' } });
+    const team = await app.inject({
+      method: 'POST',
+      url: '/api/admin/teams',
+      headers: bearer(tokenFor('admin', { role: 'admin' })),
+      payload: { name: 'Owned', ownerUserId: 'ext-owner' },
+    });
     t.equal(team.statusCode, 201, team.body);
     const refused = await app.inject({ method: 'DELETE', url: '/api/user', headers: bearer(owner) });
     t.equal(refused.statusCode, 409);
@@ -353,13 +454,25 @@ t.test('the sign-in, token and revoke endpoints have stricter limits', async (t)
     const app = await buildSessionApp(t, providers, { AUTH_RATE_LIMIT_IP: '3', AUTH_RATE_LIMIT_SUBJECT: '100' });
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 4; attempt++) {
-      statuses.push((await app.inject({ method: 'POST', url: '/api/auth/token', payload: { grant_type: 'refresh_token', refresh_token: 'D'.repeat(43) } })).statusCode);
+      statuses.push(
+        (
+          await app.inject({
+            method: 'POST',
+            url: '/api/auth/token',
+            payload: { grant_type: 'refresh_token', refresh_token: 'D'.repeat(43) },
+          })
+        ).statusCode,
+      );
     }
     t.same(statuses, [400, 400, 400, 429]);
     const limited = await refresh(app, 'E'.repeat(43));
     t.equal(limited.json().error.code, 'rate_limited', 'a 429 is in the envelope');
     t.ok(Number(limited.headers['retry-after']) > 0, 'with Retry-After');
-    const signIn = await mobileSignIn(app, { provider: 'google', idToken: providers.google.mint('g-x', 'n'.repeat(16)), nonce: 'n'.repeat(16) });
+    const signIn = await mobileSignIn(app, {
+      provider: 'google',
+      idToken: providers.google.mint('g-x', 'n'.repeat(16)),
+      nonce: 'n'.repeat(16),
+    });
     t.equal(signIn.statusCode, 429, 'sign-in shares the address limit');
   });
   t.test('per provider account', async (t) => {
@@ -367,10 +480,17 @@ t.test('the sign-in, token and revoke endpoints have stricter limits', async (t)
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 3; attempt++) {
       const nonce = newNonce();
-      statuses.push((await mobileSignIn(app, { provider: 'google', idToken: providers.google.mint('g-busy', nonce), nonce })).statusCode);
+      statuses.push(
+        (await mobileSignIn(app, { provider: 'google', idToken: providers.google.mint('g-busy', nonce), nonce }))
+          .statusCode,
+      );
     }
     t.same(statuses, [200, 200, 429]);
-    t.equal((await signInWith(app, providers.google, 'g-quiet')).userId.length > 0, true, 'another account is not limited');
+    t.equal(
+      (await signInWith(app, providers.google, 'g-quiet')).userId.length > 0,
+      true,
+      'another account is not limited',
+    );
   });
 });
 
@@ -387,7 +507,9 @@ async function twoInstances(t: Test, providers: Providers, env: Record<string, s
 for (const bus of ['PostgreSQL LISTEN/NOTIFY', 'Redis pub/sub']) {
   t.test(`two instances, revocations over ${bus}`, async (t) => {
     const providers = await startProviders(t);
-    const env: Record<string, string> = bus.startsWith('Redis') ? { REDIS_URL: 'redis://127.0.0.1:6379', AUTH_RATE_LIMIT_IP: '100000' } : {};
+    const env: Record<string, string> = bus.startsWith('Redis')
+      ? { REDIS_URL: 'redis://127.0.0.1:6379', AUTH_RATE_LIMIT_IP: '100000' }
+      : {};
     const { a, b } = await twoInstances(t, providers, env);
 
     t.test('logout on A: the old access token is refused on B within 1 s', async (t) => {
@@ -408,8 +530,13 @@ for (const bus of ['PostgreSQL LISTEN/NOTIFY', 'Redis pub/sub']) {
 
     t.test('20 concurrent refreshes spread over both instances: one successor', async (t) => {
       const signedIn = await signInWith(a, providers.apple, 'a-two');
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => refresh(index % 2 ? a : b, signedIn.refreshToken)));
-      t.same(answers.map((res) => res.statusCode), Array(20).fill(200));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, index) => refresh(index % 2 ? a : b, signedIn.refreshToken)),
+      );
+      t.same(
+        answers.map((res) => res.statusCode),
+        Array(20).fill(200),
+      );
       t.equal(new Set(answers.map((res) => res.json().refresh_token)).size, 1);
     });
 
@@ -435,11 +562,21 @@ for (const bus of ['PostgreSQL LISTEN/NOTIFY', 'Redis pub/sub']) {
 t.test('with AUTH_SESSIONS=false the Auth group answers 404 and external tokens work as before', async (t) => {
   const app = await buildTestApp(t, { AUTH_SESSIONS: 'false' });
   t.equal(app.sessions, null);
-  for (const [method, url] of [['POST', '/api/auth/mobile/token'], ['POST', '/api/auth/token'], ['GET', '/.well-known/jwks.json']] as const) {
+  for (const [method, url] of [
+    ['POST', '/api/auth/mobile/token'],
+    ['POST', '/api/auth/token'],
+    ['GET', '/.well-known/jwks.json'],
+  ] as const) {
     const res = await app.inject({
       method,
       url,
-      ...(method === 'POST' ? { payload: url.endsWith('mobile/token') ? { provider: 'google', idToken: 'a.b.c', nonce: 'n'.repeat(16) } : { grant_type: 'refresh_token', refresh_token: 'x' } } : {}),
+      ...(method === 'POST'
+        ? {
+            payload: url.endsWith('mobile/token')
+              ? { provider: 'google', idToken: 'a.b.c', nonce: 'n'.repeat(16) }
+              : { grant_type: 'refresh_token', refresh_token: 'x' },
+          }
+        : {}),
     });
     t.equal(res.statusCode, 404, `${method} ${url}`);
   }

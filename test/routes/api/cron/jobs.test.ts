@@ -12,7 +12,8 @@ t.test('POST /api/cron/{job}', async (t) => {
   const a = await buildTestApp(t, { CRON_SECRET: SECRET, CRON_INTERNAL: 'false', DATABASE_URL: database.url });
   const b = await buildTestApp(t, { CRON_SECRET: SECRET, CRON_INTERNAL: 'false', DATABASE_URL: database.url });
   t.teardown(() => database.drop());
-  const run = (app: typeof a, job: string, secret = SECRET) => app.inject({ method: 'POST', url: `/api/cron/${job}`, headers: { authorization: `Bearer ${secret}` } });
+  const run = (app: typeof a, job: string, secret = SECRET) =>
+    app.inject({ method: 'POST', url: `/api/cron/${job}`, headers: { authorization: `Bearer ${secret}` } });
 
   t.test('a run answers what it did and is recorded', async (t) => {
     const res = await run(a, 'expire-purchases');
@@ -25,7 +26,9 @@ t.test('POST /api/cron/{job}', async (t) => {
   });
 
   t.test('while a run holds the lease, on any instance, another is refused', async (t) => {
-    await a.db.orm.insert(jobLeases).values({ job: 'expire-purchases', runId: 'held-elsewhere', expiresAt: sql`now() + interval '1 minute'` });
+    await a.db.orm
+      .insert(jobLeases)
+      .values({ job: 'expire-purchases', runId: 'held-elsewhere', expiresAt: sql`now() + interval '1 minute'` });
     for (const app of [a, b]) {
       const res = await run(app, 'expire-purchases');
       t.equal(res.statusCode, 409);
@@ -35,16 +38,24 @@ t.test('POST /api/cron/{job}', async (t) => {
     t.equal(lease?.runId, 'held-elsewhere', "a refused run does not touch the holder's lease");
   });
 
-  t.test("a holder that died frees the job when its lease expires", async (t) => {
-    await a.db.orm.update(jobLeases).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(jobLeases.job, 'expire-purchases'));
+  t.test('a holder that died frees the job when its lease expires', async (t) => {
+    await a.db.orm
+      .update(jobLeases)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(eq(jobLeases.job, 'expire-purchases'));
     t.equal((await run(b, 'expire-purchases')).statusCode, 200);
     t.same(await a.db.orm.select().from(jobLeases), []);
   });
 
   t.test('runs at once on two instances: each answered, never two at the same time', async (t) => {
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => run(index % 2 ? a : b, 'expire-purchases')));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => run(index % 2 ? a : b, 'expire-purchases')),
+    );
     const statuses = answers.map((res) => res.statusCode);
-    t.ok(statuses.every((status) => status === 200 || status === 409), `200 or 409: ${statuses.join(',')}`);
+    t.ok(
+      statuses.every((status) => status === 200 || status === 409),
+      `200 or 409: ${statuses.join(',')}`,
+    );
     t.ok(statuses.includes(200), 'at least one ran');
     const runs = await a.db.orm.select().from(jobRuns).where(eq(jobRuns.trigger, 'request')).orderBy(jobRuns.startedAt);
     const finished = runs.filter((row) => row.finishedAt);
@@ -61,6 +72,10 @@ t.test('POST /api/cron/{job}', async (t) => {
     t.equal(unknown.statusCode, 404);
     t.equal(unknown.json().error.code, 'job_not_found');
     t.equal((await run(a, 'expire-purchases', 'not-the-secret-at-all')).statusCode, 401);
-    t.equal((await run(a, 'drop-tables', 'not-the-secret-at-all')).statusCode, 401, 'the secret is checked before the name');
+    t.equal(
+      (await run(a, 'drop-tables', 'not-the-secret-at-all')).statusCode,
+      401,
+      'the secret is checked before the name',
+    );
   });
 });

@@ -47,7 +47,8 @@ const errorCode = (res: Res): string | undefined => {
 };
 
 /** `201`, or `409 sold_out` for an error with its code. */
-const outcome = (res: Res): string => (res.statusCode < 400 ? String(res.statusCode) : `${res.statusCode} ${errorCode(res)}`);
+const outcome = (res: Res): string =>
+  res.statusCode < 400 ? String(res.statusCode) : `${res.statusCode} ${errorCode(res)}`;
 
 function tally(responses: Res[]): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -55,7 +56,8 @@ function tally(responses: Res[]): Record<string, number> {
   return counts;
 }
 
-const rows = async <T>(app: App, query: SQL): Promise<T[]> => ((await app.db.orm.execute(query)) as unknown as { rows: T[] }).rows;
+const rows = async <T>(app: App, query: SQL): Promise<T[]> =>
+  ((await app.db.orm.execute(query)) as unknown as { rows: T[] }).rows;
 
 const ids = (values: readonly string[]) => sql`${sql.param(values)}::text[]`;
 
@@ -80,7 +82,11 @@ async function keptCount(app: App, packId: string): Promise<{ kept: number; pend
 }
 
 async function assertKept(t: Test, app: App, packId: string, pending: number, what: string): Promise<void> {
-  t.same(await keptCount(app, packId), { kept: pending, pending }, `${what}: kept count = pending purchases = ${pending}`);
+  t.same(
+    await keptCount(app, packId),
+    { kept: pending, pending },
+    `${what}: kept count = pending purchases = ${pending}`,
+  );
 }
 
 /** Fails with the body when a request did not answer 200. */
@@ -101,7 +107,10 @@ async function publicAvailable(app: App, packId: string): Promise<number> {
 
 /** The fan's purchase debits in the ledger (one entry per paid purchase), by purchase id. */
 async function purchaseDebits(app: App, fan: Fan): Promise<{ reference: string; amount: number }[]> {
-  return rows(app, sql`select reference, amount from wallet_ledger where user_id = ${fan.id} and kind = 'purchase' order by reference`);
+  return rows(
+    app,
+    sql`select reference, amount from wallet_ledger where user_id = ${fan.id} and kind = 'purchase' order by reference`,
+  );
 }
 
 /** `count` signed-in fans, each credited with `coins` (when above 0). */
@@ -135,7 +144,9 @@ async function startedInTurn(app: App, buyers: readonly Fan[], packId: string): 
  * the test, not by how fast the machine runs it.
  */
 async function lapse(app: App, purchaseIds: readonly string[]): Promise<void> {
-  await app.db.orm.execute(sql`update purchases set expires_at = clock_timestamp() - interval '1 second' where id = any(${ids(purchaseIds)})`);
+  await app.db.orm.execute(
+    sql`update purchases set expires_at = clock_timestamp() - interval '1 second' where id = any(${ids(purchaseIds)})`,
+  );
 }
 
 async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -189,7 +200,8 @@ t.teardown(() => {
 });
 
 /** The batches run for `key` since `mark` (an index of batchRuns): size, and `!` for one that threw. */
-const runsSince = (mark: number, key: string) => batchRuns.slice(mark).flatMap((run) => (run.key === key ? [`${run.size}${run.failed ? '!' : ''}`] : []));
+const runsSince = (mark: number, key: string) =>
+  batchRuns.slice(mark).flatMap((run) => (run.key === key ? [`${run.size}${run.failed ? '!' : ''}`] : []));
 
 /** A request sent now (inject answers a lazy thenable: Promise.resolve sends it), and whether it was answered. */
 interface Sent {
@@ -214,7 +226,8 @@ async function sendQueued(key: string, request: () => PromiseLike<Res>): Promise
 }
 
 const packRow = (packId: string) => sql`select 1 from packs where id = ${packId} for update`;
-const purchaseRows = (purchaseIds: readonly string[]) => sql`select 1 from purchases where id = any(${ids(purchaseIds)}) for update`;
+const purchaseRows = (purchaseIds: readonly string[]) =>
+  sql`select 1 from purchases where id = any(${ids(purchaseIds)}) for update`;
 
 /**
  * One batch on purpose: while `lock` is held from outside, `first` is sent and waits for it (a
@@ -252,7 +265,10 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
 
   t.test('one batch of starts: the cap per fan, then sold_out, in arrival order', async (t) => {
     // Six packs: the first start takes one alone, the batch of seven shares the other five.
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Mixed starts', maxPerUser: 2, price: 0, cardsPerPack: 1 }, pool: [{ quantity: 6 }] });
+    const { pack } = await packInStatus(app, 'active', {
+      pack: { name: 'Mixed starts', maxPerUser: 2, price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 6 }],
+    });
     const [head, f1, f2, f3, f4, f5] = (await fans(app, 'mixed', 6)) as [Fan, Fan, Fan, Fan, Fan, Fan];
     const order = [f2, f1, f3, f1, f4, f1, f5];
     const batch = await batchBehind(
@@ -272,8 +288,14 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
       ['201', '201', '201', '201', '201', '409 purchase_limit_reached', '409 sold_out'],
       'f2, f1, f3, f1 and f4 reserve; f1 a third time: purchase_limit_reached; f5: sold_out',
     );
-    const created = batch.rest.filter((res) => res.statusCode === 201).map((res) => res.json().data.createdAt as string);
-    t.equal(new Set(created).size, 1, 'the five reservations of the batch were written by one statement (one createdAt)');
+    const created = batch.rest
+      .filter((res) => res.statusCode === 201)
+      .map((res) => res.json().data.createdAt as string);
+    t.equal(
+      new Set(created).size,
+      1,
+      'the five reservations of the batch were written by one statement (one createdAt)',
+    );
     t.not(created[0], batch.first.json().data.createdAt, 'and not by the first start’s');
 
     const perFan = await rows<{ user_id: string; n: number }>(
@@ -282,7 +304,9 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     );
     t.same(
       perFan,
-      [head, f1, f2, f3, f4].map((fan) => ({ user_id: fan.id, n: fan === f1 ? 2 : 1 })).sort((a, b) => (a.user_id < b.user_id ? -1 : 1)),
+      [head, f1, f2, f3, f4]
+        .map((fan) => ({ user_id: fan.id, n: fan === f1 ? 2 : 1 }))
+        .sort((a, b) => (a.user_id < b.user_id ? -1 : 1)),
       'fan 1 holds 2, the first fan and fans 2-4 one each, fan 5 none',
     );
     t.same(await purchaseStatuses(app, pack.id), { pending: 6 }, 'six reservations, all pending');
@@ -291,52 +315,86 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     await assertNoViolations(t, app);
   });
 
-  t.test('one batch of completes: a fan who cannot pay leaves the others be; a purchase named twice pays once', async (t) => {
-    const price = 10;
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Mixed completes', price, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
-    const [head, rich, poor, other] = (await fans(app, 'payer', 4)) as [Fan, Fan, Fan, Fan];
-    await fund(app, head, price);
-    await fund(app, rich, 2 * price);
-    await fund(app, poor, price - 5);
-    await fund(app, other, price);
-    const [p0, p1, pPoor, p2] = (await startedInTurn(app, [head, rich, poor, other], pack.id)) as [string, string, string, string];
+  t.test(
+    'one batch of completes: a fan who cannot pay leaves the others be; a purchase named twice pays once',
+    async (t) => {
+      const price = 10;
+      const { pack } = await packInStatus(app, 'active', {
+        pack: { name: 'Mixed completes', price, cardsPerPack: 1 },
+        pool: [{ quantity: 10 }],
+      });
+      const [head, rich, poor, other] = (await fans(app, 'payer', 4)) as [Fan, Fan, Fan, Fan];
+      await fund(app, head, price);
+      await fund(app, rich, 2 * price);
+      await fund(app, poor, price - 5);
+      await fund(app, other, price);
+      const [p0, p1, pPoor, p2] = (await startedInTurn(app, [head, rich, poor, other], pack.id)) as [
+        string,
+        string,
+        string,
+        string,
+      ];
 
-    // A complete locks the purchases and wallets, and takes the pack's row last: the first one waits there.
-    const batch = await batchBehind(app, pack.id, packRow(pack.id), () => completePurchase(app, head, pack.id, { purchaseId: p0 }), [
-      () => completePurchase(app, rich, pack.id, { purchaseId: p1, clientSeed: 'rich seed' }),
-      () => completePurchase(app, poor, pack.id, { purchaseId: pPoor }),
-      () => completePurchase(app, other, pack.id, { purchaseId: p2 }),
-      () => completePurchase(app, rich, pack.id, { purchaseId: p1, clientSeed: 'rich seed' }),
-    ]);
-    t.equal(batch.answeredEarly, 0, 'all four waited behind the first complete');
-    t.same(batch.runs, ['1', '4'], 'two batches');
-    t.equal(batch.first.statusCode, 200, 'the first complete sells');
-    t.same(batch.rest.map(outcome), ['200', '409 insufficient_funds', '200', '200'], 'the poor fan alone is refused');
-    t.same(batch.rest[3]?.json(), batch.rest[0]?.json(), 'the purchase named twice answers the same body twice');
-    const completedAt = [batch.rest[0], batch.rest[2]].map((res) => res?.json().data.purchase.completedAt);
-    t.equal(completedAt[0], completedAt[1], 'the batch completed its purchases at one moment');
-    t.not(completedAt[0], batch.first.json().data.purchase.completedAt, 'in another transaction than the first');
+      // A complete locks the purchases and wallets, and takes the pack's row last: the first one waits there.
+      const batch = await batchBehind(
+        app,
+        pack.id,
+        packRow(pack.id),
+        () => completePurchase(app, head, pack.id, { purchaseId: p0 }),
+        [
+          () => completePurchase(app, rich, pack.id, { purchaseId: p1, clientSeed: 'rich seed' }),
+          () => completePurchase(app, poor, pack.id, { purchaseId: pPoor }),
+          () => completePurchase(app, other, pack.id, { purchaseId: p2 }),
+          () => completePurchase(app, rich, pack.id, { purchaseId: p1, clientSeed: 'rich seed' }),
+        ],
+      );
+      t.equal(batch.answeredEarly, 0, 'all four waited behind the first complete');
+      t.same(batch.runs, ['1', '4'], 'two batches');
+      t.equal(batch.first.statusCode, 200, 'the first complete sells');
+      t.same(batch.rest.map(outcome), ['200', '409 insufficient_funds', '200', '200'], 'the poor fan alone is refused');
+      t.same(batch.rest[3]?.json(), batch.rest[0]?.json(), 'the purchase named twice answers the same body twice');
+      const completedAt = [batch.rest[0], batch.rest[2]].map((res) => res?.json().data.purchase.completedAt);
+      t.equal(completedAt[0], completedAt[1], 'the batch completed its purchases at one moment');
+      t.not(completedAt[0], batch.first.json().data.purchase.completedAt, 'in another transaction than the first');
 
-    t.same(
-      [await balance(app, head), await balance(app, rich), await balance(app, poor), await balance(app, other)],
-      [0, price, price - 5, 0],
-      'each payer debited once; the poor fan’s wallet untouched',
-    );
-    t.same(await purchaseDebits(app, rich), [{ reference: p1, amount: -price }], 'one debit for the purchase named twice');
-    t.same(await purchaseDebits(app, poor), [], 'no debit of the poor fan');
-    const [poorPurchase] = await rows<{ status: string }>(app, sql`select status from purchases where id = ${pPoor}`);
-    t.equal(poorPurchase?.status, 'pending', 'the refused purchase stays pending');
-    t.same(await purchaseStatuses(app, pack.id), { completed: 3, pending: 1 }, 'three completed, the poor fan’s pending');
-    const [owned] = await rows<{ n: number }>(app, sql`select count(*)::int as n from user_packs where pack_id = ${pack.id}`);
-    t.equal(owned?.n, 3, 'three owned packs');
-    t.equal((await salesOf(app, pack.id)).sold, 3, 'sold = 3');
-    await assertKept(t, app, pack.id, 1, 'after the batch');
-    await assertNoViolations(t, app);
-  });
+      t.same(
+        [await balance(app, head), await balance(app, rich), await balance(app, poor), await balance(app, other)],
+        [0, price, price - 5, 0],
+        'each payer debited once; the poor fan’s wallet untouched',
+      );
+      t.same(
+        await purchaseDebits(app, rich),
+        [{ reference: p1, amount: -price }],
+        'one debit for the purchase named twice',
+      );
+      t.same(await purchaseDebits(app, poor), [], 'no debit of the poor fan');
+      const [poorPurchase] = await rows<{ status: string }>(app, sql`select status from purchases where id = ${pPoor}`);
+      t.equal(poorPurchase?.status, 'pending', 'the refused purchase stays pending');
+      t.same(
+        await purchaseStatuses(app, pack.id),
+        { completed: 3, pending: 1 },
+        'three completed, the poor fan’s pending',
+      );
+      const [owned] = await rows<{ n: number }>(
+        app,
+        sql`select count(*)::int as n from user_packs where pack_id = ${pack.id}`,
+      );
+      t.equal(owned?.n, 3, 'three owned packs');
+      t.equal((await salesOf(app, pack.id)).sold, 3, 'sold = 3');
+      await assertKept(t, app, pack.id, 1, 'after the batch');
+      await assertNoViolations(t, app);
+    },
+  );
 
   t.test('Idempotency-Keys inside one batch of starts', async (t) => {
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Keyed starts', price: 0, cardsPerPack: 1 }, pool: [{ quantity: 3 }] });
-    const { pack: elsewhere } = await packInStatus(app, 'active', { pack: { name: 'Another pack', price: 0, cardsPerPack: 1 }, pool: [{ quantity: 3 }] });
+    const { pack } = await packInStatus(app, 'active', {
+      pack: { name: 'Keyed starts', price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 3 }],
+    });
+    const { pack: elsewhere } = await packInStatus(app, 'active', {
+      pack: { name: 'Another pack', price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 3 }],
+    });
     const [head, a, b, c, d] = (await fans(app, 'keyed', 5)) as [Fan, Fan, Fan, Fan, Fan];
     const [k1, k2] = [randomUUID(), randomUUID()];
     const keyed = (key: string, requestId: string) => ({ 'idempotency-key': key, 'x-request-id': requestId });
@@ -360,25 +418,44 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     t.equal(aFirst.headers['idempotent-replayed'], undefined, 'the first answer is no replay');
     t.equal(aTwice.headers['idempotent-replayed'], undefined, 'nor is the 409 for the key in use');
     t.equal(cFirst.json().error.requestId, 'c-first', 'a fresh refusal names its own request');
-    t.equal(bRes.json().data.createdAt, aFirst.json().data.createdAt, 'a keyed and an unkeyed start reserved in one statement');
+    t.equal(
+      bRes.json().data.createdAt,
+      aFirst.json().data.createdAt,
+      'a keyed and an unkeyed start reserved in one statement',
+    );
 
     const stored = await rows<{ user_id: string; key: string; status_code: number }>(
       app,
       sql`select user_id, key, status_code from idempotency_keys where key = any(${ids([k1, k2])}) order by status_code`,
     );
-    t.same(stored, [{ user_id: a.id, key: k1, status_code: 201 }, { user_id: c.id, key: k2, status_code: 409 }], 'one stored answer per key, the refusal too');
+    t.same(
+      stored,
+      [
+        { user_id: a.id, key: k1, status_code: 201 },
+        { user_id: c.id, key: k2, status_code: 409 },
+      ],
+      'one stored answer per key, the refusal too',
+    );
 
     const retry = await startPurchase(app, a, pack.id, keyed(k1, 'a-retry'));
     t.equal(retry.statusCode, 201, 'a retry of the key afterwards');
     t.equal(retry.headers['idempotent-replayed'], 'true', 'is a replay');
     t.same(retry.json(), aFirst.json(), 'of the same body');
     const reused = await startPurchase(app, a, elsewhere.id, keyed(k1, 'a-elsewhere'));
-    t.same([outcome(reused), reused.headers['idempotent-replayed']], ['422 idempotency_key_reused', undefined], 'the key with another pack: 422');
+    t.same(
+      [outcome(reused), reused.headers['idempotent-replayed']],
+      ['422 idempotency_key_reused', undefined],
+      'the key with another pack: 422',
+    );
 
     // A pack frees up: the stored refusal is still the answer to its key, while a new request reserves.
     expectOk(t, await cancelPurchase(app, head, pack.id, batch.first.json().data.id), 'the first fan cancels');
     const cRetry = await startPurchase(app, c, pack.id, keyed(k2, 'c-retry'));
-    t.same([outcome(cRetry), cRetry.headers['idempotent-replayed']], ['409 sold_out', 'true'], 'the refused key replays sold_out, though a pack is free now');
+    t.same(
+      [outcome(cRetry), cRetry.headers['idempotent-replayed']],
+      ['409 sold_out', 'true'],
+      'the refused key replays sold_out, though a pack is free now',
+    );
     t.same(
       cRetry.json(),
       { ...cFirst.json(), error: { ...cFirst.json().error, requestId: 'c-retry' } },
@@ -395,118 +472,193 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
       holder = send(startPurchase(app, b, elsewhere.id, keyed(k3, 'b-elsewhere')));
       await someoneWaitsForALock(app);
       const clash = await startPurchase(app, b, pack.id, keyed(k3, 'b-here'));
-      t.equal(outcome(clash), '409 idempotency_key_in_use', 'the key while a batch of another pack holds it: 409 at once');
+      t.equal(
+        outcome(clash),
+        '409 idempotency_key_in_use',
+        'the key while a batch of another pack holds it: 409 at once',
+      );
     } finally {
       await otherRow.release();
     }
     t.equal((await holder.response).statusCode, 201, 'the batch holding the key reserves once the row is free');
     const afterClash = await startPurchase(app, b, pack.id, keyed(k3, 'b-here-again'));
-    t.equal(outcome(afterClash), '422 idempotency_key_reused', 'the refused 409 stored nothing: the key answers for the other pack');
+    t.equal(
+      outcome(afterClash),
+      '422 idempotency_key_reused',
+      'the refused 409 stored nothing: the key answers for the other pack',
+    );
 
-    t.same(await purchaseStatuses(app, pack.id), { cancelled: 1, pending: 3 }, 'a, b and c hold the three packs; nothing more was written');
+    t.same(
+      await purchaseStatuses(app, pack.id),
+      { cancelled: 1, pending: 3 },
+      'a, b and c hold the three packs; nothing more was written',
+    );
     await assertKept(t, app, pack.id, 3, 'after the replays');
     await assertKept(t, app, elsewhere.id, 1, 'the other pack: the start that held the key');
     await assertNoViolations(t, app);
   });
 
-  t.test('cancel and complete take reservations off the kept count; expired ones answer purchase_expired', async (t) => {
-    const price = 10;
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Lapsing', price, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
-    const [canceller, late1, late2, head, live, lapsing] = (await fans(app, 'lapse', 6, price)) as [Fan, Fan, Fan, Fan, Fan, Fan];
+  t.test(
+    'cancel and complete take reservations off the kept count; expired ones answer purchase_expired',
+    async (t) => {
+      const price = 10;
+      const { pack } = await packInStatus(app, 'active', {
+        pack: { name: 'Lapsing', price, cardsPerPack: 1 },
+        pool: [{ quantity: 10 }],
+      });
+      const [canceller, late1, late2, head, live, lapsing] = (await fans(app, 'lapse', 6, price)) as [
+        Fan,
+        Fan,
+        Fan,
+        Fan,
+        Fan,
+        Fan,
+      ];
 
-    const r = await started(app, canceller, pack.id);
-    await assertKept(t, app, pack.id, 1, 'a reservation');
-    const cancelled = await cancelPurchase(app, canceller, pack.id, r);
-    t.same([cancelled.statusCode, cancelled.json().data.status], [200, 'cancelled'], 'a live reservation cancels');
-    await assertKept(t, app, pack.id, 0, 'cancelled');
+      const r = await started(app, canceller, pack.id);
+      await assertKept(t, app, pack.id, 1, 'a reservation');
+      const cancelled = await cancelPurchase(app, canceller, pack.id, r);
+      t.same([cancelled.statusCode, cancelled.json().data.status], [200, 'cancelled'], 'a live reservation cancels');
+      await assertKept(t, app, pack.id, 0, 'cancelled');
 
-    const [e1, e2] = (await startedInTurn(app, [late1, late2], pack.id)) as [string, string];
-    await lapse(app, [e1, e2]);
-    t.equal(await publicAvailable(app, pack.id), 10, 'expired reservations count as free before anything reclaims them');
-    await assertKept(t, app, pack.id, 2, 'two lapsed, not reclaimed');
+      const [e1, e2] = (await startedInTurn(app, [late1, late2], pack.id)) as [string, string];
+      await lapse(app, [e1, e2]);
+      t.equal(
+        await publicAvailable(app, pack.id),
+        10,
+        'expired reservations count as free before anything reclaims them',
+      );
+      await assertKept(t, app, pack.id, 2, 'two lapsed, not reclaimed');
 
-    const lateCancel = await cancelPurchase(app, late1, pack.id, e1);
-    t.equal(outcome(lateCancel), '409 purchase_expired', 'cancelling an expired reservation');
-    // The refused cancel rolls back: the reservation is left for a start or the job to reclaim.
-    const [e1Row] = await rows<{ status: string }>(app, sql`select status from purchases where id = ${e1}`);
-    t.equal(e1Row?.status, 'pending', 'the refused cancel marked nothing');
-    await assertKept(t, app, pack.id, 2, 'after the refused cancel');
+      const lateCancel = await cancelPurchase(app, late1, pack.id, e1);
+      t.equal(outcome(lateCancel), '409 purchase_expired', 'cancelling an expired reservation');
+      // The refused cancel rolls back: the reservation is left for a start or the job to reclaim.
+      const [e1Row] = await rows<{ status: string }>(app, sql`select status from purchases where id = ${e1}`);
+      t.equal(e1Row?.status, 'pending', 'the refused cancel marked nothing');
+      await assertKept(t, app, pack.id, 2, 'after the refused cancel');
 
-    const lateComplete = await completePurchase(app, late2, pack.id, { purchaseId: e2 });
-    t.equal(outcome(lateComplete), '409 purchase_expired', 'completing an expired reservation');
-    t.same(await purchaseStatuses(app, pack.id), { cancelled: 1, expired: 1, pending: 1 }, 'the complete marked it expired');
-    await assertKept(t, app, pack.id, 1, 'the complete took it off the count');
-    t.same([await balance(app, late1), await balance(app, late2)], [price, price], 'nothing debited');
+      const lateComplete = await completePurchase(app, late2, pack.id, { purchaseId: e2 });
+      t.equal(outcome(lateComplete), '409 purchase_expired', 'completing an expired reservation');
+      t.same(
+        await purchaseStatuses(app, pack.id),
+        { cancelled: 1, expired: 1, pending: 1 },
+        'the complete marked it expired',
+      );
+      await assertKept(t, app, pack.id, 1, 'the complete took it off the count');
+      t.same([await balance(app, late1), await balance(app, late2)], [price, price], 'nothing debited');
 
-    // One batch completing a lapsed reservation and a live one: one statement marks one expired and sells the other.
-    const [h, l, m] = (await startedInTurn(app, [head, live, lapsing], pack.id)) as [string, string, string];
-    t.same(await purchaseStatuses(app, pack.id), { cancelled: 1, expired: 2, pending: 3 }, 'the first of these starts reclaimed e1 on its way');
-    await lapse(app, [m]);
-    const batch = await batchBehind(app, pack.id, packRow(pack.id), () => completePurchase(app, head, pack.id, { purchaseId: h }), [
-      () => completePurchase(app, lapsing, pack.id, { purchaseId: m }),
-      () => completePurchase(app, live, pack.id, { purchaseId: l }),
-    ]);
-    t.equal(batch.answeredEarly, 0, 'both completes waited behind the first');
-    t.same(batch.runs, ['1', '2'], 'two batches');
-    t.same([outcome(batch.first), ...batch.rest.map(outcome)], ['200', '409 purchase_expired', '200'], 'the lapsed one refused, the live one sold');
-    t.same(await purchaseStatuses(app, pack.id), { cancelled: 1, completed: 2, expired: 3 }, 'nothing left pending');
-    await assertKept(t, app, pack.id, 0, 'after the batch');
-    const balances = [await balance(app, head), await balance(app, live), await balance(app, lapsing)];
-    t.same(balances, [0, 0, price], 'the two sold paid; the lapsed fan paid nothing');
-    t.equal((await salesOf(app, pack.id)).sold, 2, 'sold = 2');
-    await assertNoViolations(t, app);
-  });
+      // One batch completing a lapsed reservation and a live one: one statement marks one expired and sells the other.
+      const [h, l, m] = (await startedInTurn(app, [head, live, lapsing], pack.id)) as [string, string, string];
+      t.same(
+        await purchaseStatuses(app, pack.id),
+        { cancelled: 1, expired: 2, pending: 3 },
+        'the first of these starts reclaimed e1 on its way',
+      );
+      await lapse(app, [m]);
+      const batch = await batchBehind(
+        app,
+        pack.id,
+        packRow(pack.id),
+        () => completePurchase(app, head, pack.id, { purchaseId: h }),
+        [
+          () => completePurchase(app, lapsing, pack.id, { purchaseId: m }),
+          () => completePurchase(app, live, pack.id, { purchaseId: l }),
+        ],
+      );
+      t.equal(batch.answeredEarly, 0, 'both completes waited behind the first');
+      t.same(batch.runs, ['1', '2'], 'two batches');
+      t.same(
+        [outcome(batch.first), ...batch.rest.map(outcome)],
+        ['200', '409 purchase_expired', '200'],
+        'the lapsed one refused, the live one sold',
+      );
+      t.same(await purchaseStatuses(app, pack.id), { cancelled: 1, completed: 2, expired: 3 }, 'nothing left pending');
+      await assertKept(t, app, pack.id, 0, 'after the batch');
+      const balances = [await balance(app, head), await balance(app, live), await balance(app, lapsing)];
+      t.same(balances, [0, 0, price], 'the two sold paid; the lapsed fan paid nothing');
+      t.equal((await salesOf(app, pack.id)).sold, 2, 'sold = 2');
+      await assertNoViolations(t, app);
+    },
+  );
 
-  t.test('archiving a pack while its completes are queued: pack_not_on_sale, nothing debited, nothing sold', async (t) => {
-    const price = 10;
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Archived mid-batch', price, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
-    const [c0, c1, c2] = (await fans(app, 'archive', 3, price)) as [Fan, Fan, Fan];
-    const [p0, p1, p2] = (await startedInTurn(app, [c0, c1, c2], pack.id)) as [string, string, string];
+  t.test(
+    'archiving a pack while its completes are queued: pack_not_on_sale, nothing debited, nothing sold',
+    async (t) => {
+      const price = 10;
+      const { pack } = await packInStatus(app, 'active', {
+        pack: { name: 'Archived mid-batch', price, cardsPerPack: 1 },
+        pool: [{ quantity: 10 }],
+      });
+      const [c0, c1, c2] = (await fans(app, 'archive', 3, price)) as [Fan, Fan, Fan];
+      const [p0, p1, p2] = (await startedInTurn(app, [c0, c1, c2], pack.id)) as [string, string, string];
 
-    // The first complete waits for its purchase's row; the batch behind it for theirs, so that it
-    // reads the pack on sale before the archive and writes after it.
-    const mark = batchRuns.length;
-    const first = await holdLock(app, purchaseRows([p0]));
-    const second = await holdLock(app, purchaseRows([p1, p2]));
-    let head: Sent | undefined;
-    const queued: Sent[] = [];
-    try {
-      head = send(completePurchase(app, c0, pack.id, { purchaseId: p0 }));
-      await someoneWaitsForALock(app);
-      queued.push(await sendQueued(pack.id, () => completePurchase(app, c1, pack.id, { purchaseId: p1 })));
-      queued.push(await sendQueued(pack.id, () => completePurchase(app, c2, pack.id, { purchaseId: p2 })));
-      await first.release();
-      t.equal(outcome(await head.response), '200', 'the first complete sells while the pack is on sale');
-      await someoneWaitsForALock(app);
-      t.equal(queued.filter((sent) => sent.answered()).length, 0, 'the batch of two waits for its purchases');
-      t.equal((await applyAction(app, pack.id, { action: 'archive' })).status, 'archived', 'the pack is archived meanwhile');
-    } finally {
-      await first.release();
-      await second.release();
-    }
-    const answers = await Promise.all(queued.map((sent) => sent.response));
-    t.same(
-      answers.map(outcome),
-      ['409 pack_not_on_sale', '409 pack_not_on_sale'],
-      'the batch is undone and run again, and finds the pack archived',
-    );
-    t.same(runsSince(mark, pack.id), ['1', '2'], 'batches: the first alone, then the two together (its transaction run again, as after a serialization failure)');
-    t.same([await balance(app, c0), await balance(app, c1), await balance(app, c2)], [0, price, price], 'only the first fan paid');
-    t.same([await purchaseDebits(app, c1), await purchaseDebits(app, c2)], [[], []], 'no ledger entry for the refused');
-    t.same(await purchaseStatuses(app, pack.id), { completed: 1, pending: 2 }, 'the two refused stay pending');
-    const [owned] = await rows<{ n: number }>(app, sql`select count(*)::int as n from user_packs where pack_id = ${pack.id}`);
-    t.equal(owned?.n, 1, 'one owned pack');
-    t.equal((await salesOf(app, pack.id)).sold, 1, 'sold = 1');
-    await assertKept(t, app, pack.id, 2, 'after the archive');
-    await assertNoViolations(t, app);
-  });
+      // The first complete waits for its purchase's row; the batch behind it for theirs, so that it
+      // reads the pack on sale before the archive and writes after it.
+      const mark = batchRuns.length;
+      const first = await holdLock(app, purchaseRows([p0]));
+      const second = await holdLock(app, purchaseRows([p1, p2]));
+      let head: Sent | undefined;
+      const queued: Sent[] = [];
+      try {
+        head = send(completePurchase(app, c0, pack.id, { purchaseId: p0 }));
+        await someoneWaitsForALock(app);
+        queued.push(await sendQueued(pack.id, () => completePurchase(app, c1, pack.id, { purchaseId: p1 })));
+        queued.push(await sendQueued(pack.id, () => completePurchase(app, c2, pack.id, { purchaseId: p2 })));
+        await first.release();
+        t.equal(outcome(await head.response), '200', 'the first complete sells while the pack is on sale');
+        await someoneWaitsForALock(app);
+        t.equal(queued.filter((sent) => sent.answered()).length, 0, 'the batch of two waits for its purchases');
+        t.equal(
+          (await applyAction(app, pack.id, { action: 'archive' })).status,
+          'archived',
+          'the pack is archived meanwhile',
+        );
+      } finally {
+        await first.release();
+        await second.release();
+      }
+      const answers = await Promise.all(queued.map((sent) => sent.response));
+      t.same(
+        answers.map(outcome),
+        ['409 pack_not_on_sale', '409 pack_not_on_sale'],
+        'the batch is undone and run again, and finds the pack archived',
+      );
+      t.same(
+        runsSince(mark, pack.id),
+        ['1', '2'],
+        'batches: the first alone, then the two together (its transaction run again, as after a serialization failure)',
+      );
+      t.same(
+        [await balance(app, c0), await balance(app, c1), await balance(app, c2)],
+        [0, price, price],
+        'only the first fan paid',
+      );
+      t.same(
+        [await purchaseDebits(app, c1), await purchaseDebits(app, c2)],
+        [[], []],
+        'no ledger entry for the refused',
+      );
+      t.same(await purchaseStatuses(app, pack.id), { completed: 1, pending: 2 }, 'the two refused stay pending');
+      const [owned] = await rows<{ n: number }>(
+        app,
+        sql`select count(*)::int as n from user_packs where pack_id = ${pack.id}`,
+      );
+      t.equal(owned?.n, 1, 'one owned pack');
+      t.equal((await salesOf(app, pack.id)).sold, 1, 'sold = 1');
+      await assertKept(t, app, pack.id, 2, 'after the archive');
+      await assertNoViolations(t, app);
+    },
+  );
 
   t.test('a lone complete whose pack is archived between its read and its write', async (t) => {
     // The same race with a batch of one: its first statement reads the pack on sale (it started
     // before the archive), its write finds the pack archived; its transaction is run again and
     // finds the pack not on sale.
     const price = 10;
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Archived under a lone complete', price, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
+    const { pack } = await packInStatus(app, 'active', {
+      pack: { name: 'Archived under a lone complete', price, cardsPerPack: 1 },
+      pool: [{ quantity: 10 }],
+    });
     const [fan] = (await fans(app, 'lone', 1, price)) as [Fan];
     const purchaseId = await started(app, fan, pack.id);
     const mark = batchRuns.length;
@@ -515,12 +667,20 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     try {
       lone = send(completePurchase(app, fan, pack.id, { purchaseId }));
       await someoneWaitsForALock(app);
-      t.equal((await applyAction(app, pack.id, { action: 'archive' })).status, 'archived', 'archived while the complete waits');
+      t.equal(
+        (await applyAction(app, pack.id, { action: 'archive' })).status,
+        'archived',
+        'archived while the complete waits',
+      );
     } finally {
       await held.release();
     }
     const answer = await (lone as Sent).response;
-    t.equal(outcome(answer), '409 pack_not_on_sale', `a lone complete of a pack archived meanwhile (got ${answer.statusCode} ${answer.body})`);
+    t.equal(
+      outcome(answer),
+      '409 pack_not_on_sale',
+      `a lone complete of a pack archived meanwhile (got ${answer.statusCode} ${answer.body})`,
+    );
     t.same(runsSince(mark, pack.id), ['1'], 'one batch of one, its transaction run again inside it');
     t.equal(await balance(app, fan), price, 'nothing debited');
     t.same(await purchaseStatuses(app, pack.id), { pending: 1 }, 'nothing sold');
@@ -540,10 +700,16 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     const key = randomUUID();
 
     // An open takes the pack's row (its opened count) after locking the owned packs: the first waits there.
-    const batch = await batchBehind(app, pack.id, packRow(pack.id), () => openPack(app, head, pack.id, { userPackId: headPack }), [
-      () => openPack(app, fan, pack.id, { userPackId: up1 }, { 'idempotency-key': key }),
-      () => openPack(app, fan, pack.id, { userPackId: up2 }),
-    ]);
+    const batch = await batchBehind(
+      app,
+      pack.id,
+      packRow(pack.id),
+      () => openPack(app, head, pack.id, { userPackId: headPack }),
+      [
+        () => openPack(app, fan, pack.id, { userPackId: up1 }, { 'idempotency-key': key }),
+        () => openPack(app, fan, pack.id, { userPackId: up2 }),
+      ],
+    );
     t.equal(batch.answeredEarly, 0, 'both opens waited behind the first');
     t.same(batch.runs, ['1', '2'], 'two batches');
     t.same([outcome(batch.first), ...batch.rest.map(outcome)], ['200', '200', '200'], 'all three open');
@@ -560,7 +726,11 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     const reused = await openPack(app, fan, pack.id, { userPackId: up2 }, { 'idempotency-key': key });
     t.equal(outcome(reused), '422 idempotency_key_reused', 'the key with the other pack: 422');
     const again = await openPack(app, fan, pack.id, { userPackId: up2 });
-    t.same([again.statusCode, again.headers['idempotent-replayed']], [200, undefined], 'the unkeyed open asked again answers its stored result');
+    t.same(
+      [again.statusCode, again.headers['idempotent-replayed']],
+      [200, undefined],
+      'the unkeyed open asked again answers its stored result',
+    );
     t.same(again.json(), batch.rest[1]?.json(), 'the same result');
 
     const [pulled] = await rows<{ pulls: number }>(
@@ -573,7 +743,10 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
   });
 
   t.test('an admin change counts live reservations exactly while expired ones are not reclaimed', async (t) => {
-    const { pack } = await packInStatus(app, 'active', { pack: { name: 'Supply cut', price: 0, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
+    const { pack } = await packInStatus(app, 'active', {
+      pack: { name: 'Supply cut', price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 10 }],
+    });
     const buyers = await fans(app, 'supply', 7);
     const fan = (i: number) => buyers[i] as Fan;
     await buyPack(app, fan(0), pack.id);
@@ -589,17 +762,29 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
       app.inject({ method: 'PATCH', url: `/api/admin/packs/${pack.id}`, headers: bearer(ADMIN), payload: body });
     const below = await patch({ supply: 3 });
     t.equal(outcome(below), '409 supply_below_sales', 'supply below sold + live');
-    t.same(below.json().error.details, [{ path: '/supply', message: 'must be at least 4' }], 'the floor is 2 sold + 2 live');
+    t.same(
+      below.json().error.details,
+      [{ path: '/supply', message: 'must be at least 4' }],
+      'the floor is 2 sold + 2 live',
+    );
     // The lapsed ones are reclaimed before the change's own transaction, each round in one of its
     // own: housekeeping, kept whether or not the change is refused.
-    t.same(await purchaseStatuses(app, pack.id), { completed: 2, expired: 2, pending: 2 }, 'the lapsed ones reclaimed even by a refused change');
+    t.same(
+      await purchaseStatuses(app, pack.id),
+      { completed: 2, expired: 2, pending: 2 },
+      'the lapsed ones reclaimed even by a refused change',
+    );
     await assertKept(t, app, pack.id, 2, 'after the refused change');
 
     // Were the lapsed ones still counted, sold + kept (6) would exceed the new supply and packs_reserved_check would refuse it (a 500).
     const cut = await patch({ supply: 4 });
     t.equal(cut.statusCode, 200, `supply down to sold + live (${cut.body})`);
     t.equal(cut.json().data.supply, 4, 'supply = 4');
-    t.same(await purchaseStatuses(app, pack.id), { completed: 2, expired: 2, pending: 2 }, 'the lapsed reservations stay reclaimed');
+    t.same(
+      await purchaseStatuses(app, pack.id),
+      { completed: 2, expired: 2, pending: 2 },
+      'the lapsed reservations stay reclaimed',
+    );
     await assertKept(t, app, pack.id, 2, 'after the change');
 
     await applyAction(app, pack.id, { action: 'publish' });
@@ -618,9 +803,17 @@ t.test('expired reservations are reclaimed lazily, in bounded rounds, then by th
   // Long enough for 350 starts to be made before the first of them expires, even on a loaded machine.
   const ttlMs = 3000;
   const cronSecret = 'cron-secret-0123456789abcdef';
-  const app = await buildTestApp(t, { PURCHASE_TTL: `${ttlMs} ms`, CRON_SECRET: cronSecret, CRON_INTERNAL: 'false', PURCHASE_RATE_LIMIT: '1000' });
+  const app = await buildTestApp(t, {
+    PURCHASE_TTL: `${ttlMs} ms`,
+    CRON_SECRET: cronSecret,
+    CRON_INTERNAL: 'false',
+    PURCHASE_RATE_LIMIT: '1000',
+  });
   const capacity = 350;
-  const { pack } = await packInStatus(app, 'active', { pack: { name: 'Lazy reclaim', price: 0, cardsPerPack: 1 }, pool: [{ quantity: capacity }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { name: 'Lazy reclaim', price: 0, cardsPerPack: 1 },
+    pool: [{ quantity: capacity }],
+  });
   const crowd = await fans(app, 'crowd', 5);
   const [x, y] = (await fans(app, 'late', 2)) as [Fan, Fan];
   /** Waits until every purchase answered has expired (by the app's clock, which is this one). */
@@ -631,7 +824,11 @@ t.test('expired reservations are reclaimed lazily, in bounded rounds, then by th
 
   const filled: Res[] = [];
   for (let wave = 0; wave < capacity / 50; wave++) {
-    filled.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => startPurchase(app, crowd[i % crowd.length] as Fan, pack.id)))));
+    filled.push(
+      ...(await Promise.all(
+        Array.from({ length: 50 }, (_, i) => startPurchase(app, crowd[i % crowd.length] as Fan, pack.id)),
+      )),
+    );
   }
   t.same(tally(filled), { 201: capacity }, `${capacity} reservations fill the pack`);
   t.same(await purchaseStatuses(app, pack.id), { pending: capacity }, 'none expired while the pack filled');
@@ -640,7 +837,11 @@ t.test('expired reservations are reclaimed lazily, in bounded rounds, then by th
   await expiryOf(filled);
   // The public view is cached up to 5 s (CATALOG_CACHE_TTL_MS, the documented staleness of
   // `available`): read once, fresh; later steps read the admin view, which is not cached.
-  t.equal(await publicAvailable(app, pack.id), capacity, 'all expired: the public view counts them as free before anything reclaims them');
+  t.equal(
+    await publicAvailable(app, pack.id),
+    capacity,
+    'all expired: the public view counts them as free before anything reclaims them',
+  );
   t.equal((await getAdminPack(app, pack.id)).available, capacity, 'and so does the admin view');
   await assertKept(t, app, pack.id, capacity, 'expired, not reclaimed');
 
@@ -662,7 +863,11 @@ t.test('expired reservations are reclaimed lazily, in bounded rounds, then by th
   // Not sold out by the kept count (151 of 350): only the round every start reclaims on its way.
   const second = await startPurchase(app, y, pack.id);
   t.equal(second.statusCode, 201, 'a second start');
-  t.same(await purchaseStatuses(app, pack.id), { expired: 300, pending: capacity - 300 + 2 }, 'one round of 100, though 150 had expired');
+  t.same(
+    await purchaseStatuses(app, pack.id),
+    { expired: 300, pending: capacity - 300 + 2 },
+    'one round of 100, though 150 had expired',
+  );
   await assertKept(t, app, pack.id, capacity - 300 + 2, 'after the second start');
   const availableAfterSecond = (await getAdminPack(app, pack.id)).available;
   t.ok(Date.now() < liveFirst, 'checked while both new reservations are live');
@@ -670,7 +875,11 @@ t.test('expired reservations are reclaimed lazily, in bounded rounds, then by th
 
   // The job reclaims the rest: the last 50 of the crowd's and the two new ones once they expire too.
   await expiryOf([first, second]);
-  const run = await app.inject({ method: 'POST', url: '/api/cron/expire-purchases', headers: { authorization: `Bearer ${cronSecret}` } });
+  const run = await app.inject({
+    method: 'POST',
+    url: '/api/cron/expire-purchases',
+    headers: { authorization: `Bearer ${cronSecret}` },
+  });
   t.equal(run.statusCode, 200, 'the expiry job runs');
   t.same(run.json().data, { job: 'expire-purchases', processed: 52, expired: 52 }, 'the job marks the 52 left');
   t.same(await purchaseStatuses(app, pack.id), { expired: capacity + 2 }, 'every reservation marked expired');
@@ -679,60 +888,78 @@ t.test('expired reservations are reclaimed lazily, in bounded rounds, then by th
   await assertNoViolations(t, app);
 });
 
-t.test('admission: a pack whose batches would keep a start waiting past DATABASE_QUEUE_LIMIT refuses it at once', async (t) => {
-  const limitMs = 200;
-  const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: `${limitMs} ms`, PURCHASE_RATE_LIMIT: '1000' });
-  const { pack: busy } = await packInStatus(app, 'active', { pack: { name: 'Busy pack', price: 0, cardsPerPack: 1 }, pool: [{ quantity: 50 }] });
-  const { pack: quiet } = await packInStatus(app, 'active', { pack: { name: 'Quiet pack', price: 0, cardsPerPack: 1 }, pool: [{ quantity: 50 }] });
-  const [fan] = (await fans(app, 'admitted', 1)) as [Fan];
-  const start = (packId: string) => () => startPurchase(app, fan, packId);
-  /** A response that must arrive without waiting for the lock held meanwhile (10 s: a loaded machine, not a queue). */
-  const promptly = (sent: Sent, what: string) => {
-    const late = sleep(10_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`${what}: no answer while the lock was held`)));
-    return Promise.race([sent.response, late]);
-  };
+t.test(
+  'admission: a pack whose batches would keep a start waiting past DATABASE_QUEUE_LIMIT refuses it at once',
+  async (t) => {
+    const limitMs = 200;
+    const app = await buildTestApp(t, { DATABASE_QUEUE_LIMIT: `${limitMs} ms`, PURCHASE_RATE_LIMIT: '1000' });
+    const { pack: busy } = await packInStatus(app, 'active', {
+      pack: { name: 'Busy pack', price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 50 }],
+    });
+    const { pack: quiet } = await packInStatus(app, 'active', {
+      pack: { name: 'Quiet pack', price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 50 }],
+    });
+    const [fan] = (await fans(app, 'admitted', 1)) as [Fan];
+    const start = (packId: string) => () => startPurchase(app, fan, packId);
+    /** A response that must arrive without waiting for the lock held meanwhile (10 s: a loaded machine, not a queue). */
+    const promptly = (sent: Sent, what: string) => {
+      const late = sleep(10_000, undefined, { ref: false }).then(() =>
+        Promise.reject(new Error(`${what}: no answer while the lock was held`)),
+      );
+      return Promise.race([sent.response, late]);
+    };
 
-  // Nothing measured yet: a start queued behind a running batch is admitted. The batch it waits
-  // behind is held 600 ms, three times the limit, which the batcher then takes as a batch's time;
-  // the start, queued past the limit, is served all the same when its turn comes: its batch is
-  // the next one, and a retry would cost the database the same work (the batcher's own tests
-  // show late requests left behind a full batch refused).
-  const calibration = await holdLock(app, packRow(busy.id));
-  let measured: Sent[] = [];
-  try {
-    measured = [send(start(busy.id)())];
-    await someoneWaitsForALock(app);
-    measured.push(await sendQueued(busy.id, start(busy.id)));
-    await sleep(3 * limitMs);
-  } finally {
-    await calibration.release();
-  }
-  t.same(
-    (await Promise.all(measured.map((sent) => sent.response))).map(outcome),
-    ['201', '201'],
-    'the running start is served; so is the one queued past the limit, when its turn comes',
-  );
+    // Nothing measured yet: a start queued behind a running batch is admitted. The batch it waits
+    // behind is held 600 ms, three times the limit, which the batcher then takes as a batch's time;
+    // the start, queued past the limit, is served all the same when its turn comes: its batch is
+    // the next one, and a retry would cost the database the same work (the batcher's own tests
+    // show late requests left behind a full batch refused).
+    const calibration = await holdLock(app, packRow(busy.id));
+    let measured: Sent[] = [];
+    try {
+      measured = [send(start(busy.id)())];
+      await someoneWaitsForALock(app);
+      measured.push(await sendQueued(busy.id, start(busy.id)));
+      await sleep(3 * limitMs);
+    } finally {
+      await calibration.release();
+    }
+    t.same(
+      (await Promise.all(measured.map((sent) => sent.response))).map(outcome),
+      ['201', '201'],
+      'the running start is served; so is the one queued past the limit, when its turn comes',
+    );
 
-  const held = await holdLock(app, packRow(busy.id));
-  let running: Sent | undefined;
-  const refused: Res[] = [];
-  let elsewhere: Res | undefined;
-  try {
-    running = send(start(busy.id)());
-    await someoneWaitsForALock(app);
-    for (let i = 0; i < 3; i++) refused.push(await promptly(send(start(busy.id)()), 'a start of the busy pack'));
-    elsewhere = await promptly(send(start(quiet.id)()), 'a start of another pack');
-    t.notOk(running.answered(), 'the batch of the busy pack still waits');
-  } finally {
-    await held.release();
-  }
-  t.same(refused.map(outcome), ['503 overloaded', '503 overloaded', '503 overloaded'], 'starts queued behind a batch that takes past the limit: 503 at once');
-  t.ok(refused.every((res) => res.headers['retry-after'] === '1'), 'with Retry-After: 1');
-  t.equal(elsewhere?.statusCode, 201, 'another pack is not refused');
-  t.equal((await (running as Sent).response).statusCode, 201, 'the running batch completes once the lock is free');
-  const after = await startPurchase(app, fan, busy.id);
-  t.equal(after.statusCode, 201, 'the busy pack, idle again, admits a start');
-  await assertKept(t, app, busy.id, 4, 'the refused starts wrote nothing');
-  await assertKept(t, app, quiet.id, 1, 'the other pack');
-  await assertNoViolations(t, app);
-});
+    const held = await holdLock(app, packRow(busy.id));
+    let running: Sent | undefined;
+    const refused: Res[] = [];
+    let elsewhere: Res | undefined;
+    try {
+      running = send(start(busy.id)());
+      await someoneWaitsForALock(app);
+      for (let i = 0; i < 3; i++) refused.push(await promptly(send(start(busy.id)()), 'a start of the busy pack'));
+      elsewhere = await promptly(send(start(quiet.id)()), 'a start of another pack');
+      t.notOk(running.answered(), 'the batch of the busy pack still waits');
+    } finally {
+      await held.release();
+    }
+    t.same(
+      refused.map(outcome),
+      ['503 overloaded', '503 overloaded', '503 overloaded'],
+      'starts queued behind a batch that takes past the limit: 503 at once',
+    );
+    t.ok(
+      refused.every((res) => res.headers['retry-after'] === '1'),
+      'with Retry-After: 1',
+    );
+    t.equal(elsewhere?.statusCode, 201, 'another pack is not refused');
+    t.equal((await (running as Sent).response).statusCode, 201, 'the running batch completes once the lock is free');
+    const after = await startPurchase(app, fan, busy.id);
+    t.equal(after.statusCode, 201, 'the busy pack, idle again, admits a start');
+    await assertKept(t, app, busy.id, 4, 'the refused starts wrote nothing');
+    await assertKept(t, app, quiet.id, 1, 'the other pack');
+    await assertNoViolations(t, app);
+  },
+);

@@ -86,7 +86,12 @@ async function purchaseStatuses(app: App, packId: string): Promise<Record<string
 }
 
 async function ledger(app: App, fan: Fan): Promise<LedgerEntry[]> {
-  const res = await app.inject({ method: 'GET', url: '/api/wallet/transactions', query: { limit: '200' }, headers: bearer(fan.token) });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/api/wallet/transactions',
+    query: { limit: '200' },
+    headers: bearer(fan.token),
+  });
   if (res.statusCode !== 200) throw new Error(`ledger: ${res.statusCode} ${res.body}`);
   return res.json().data;
 }
@@ -118,7 +123,10 @@ async function assertNoViolations(t: Test, app: App): Promise<void> {
 /** Case 1: 200 funded buyers race for the 50 packs a pool can fill. */
 async function soldOutRace(t: Test, apps: App[], prefix: string): Promise<void> {
   const app = apps[0] as App;
-  const { pack } = await packInStatus(app, 'active', { pack: { name: `${prefix} drop`, price: 10, cardsPerPack: 1 }, pool: [{ quantity: 50 }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { name: `${prefix} drop`, price: 10, cardsPerPack: 1 },
+    pool: [{ quantity: 50 }],
+  });
   t.equal(pack.available, 50, 'the pool fills 50 packs');
   const buyers = await fans(app, prefix, 200, 10);
 
@@ -126,9 +134,15 @@ async function soldOutRace(t: Test, apps: App[], prefix: string): Promise<void> 
   t.same(tally(started), { 201: 50, '409 sold_out': 150 }, 'exactly 50 reservations, 150 sold_out');
   t.equal((await salesOf(app, pack.id)).available, 0, 'every pack is reserved');
 
-  const winners = buyers.flatMap((fan, i) => ((started[i] as LightMyRequestResponse).statusCode === 201 ? [{ fan, purchaseId: started[i]?.json().data.id as string }] : []));
+  const winners = buyers.flatMap((fan, i) =>
+    (started[i] as LightMyRequestResponse).statusCode === 201
+      ? [{ fan, purchaseId: started[i]?.json().data.id as string }]
+      : [],
+  );
   t.equal(new Set(winners.map((winner) => winner.purchaseId)).size, 50, '50 distinct purchases');
-  const completed = await Promise.all(winners.map(({ fan, purchaseId }, i) => completePurchase(pick(apps, i + 1), fan, pack.id, { purchaseId })));
+  const completed = await Promise.all(
+    winners.map(({ fan, purchaseId }, i) => completePurchase(pick(apps, i + 1), fan, pack.id, { purchaseId })),
+  );
   t.same(tally(completed), { 200: 50 }, 'all 50 complete');
 
   const sales = await salesOf(app, pack.id);
@@ -149,7 +163,14 @@ async function soldOutRace(t: Test, apps: App[], prefix: string): Promise<void> 
     app,
     sql`select balance, count(*)::int as fans from wallets where user_id like ${`${prefix}-%`} group by balance order by balance`,
   );
-  t.same(balances, [{ balance: 0, fans: 50 }, { balance: 10, fans: 150 }], '50 wallets emptied, 150 untouched');
+  t.same(
+    balances,
+    [
+      { balance: 0, fans: 50 },
+      { balance: 10, fans: 150 },
+    ],
+    '50 wallets emptied, 150 untouched',
+  );
   const late = await startPurchase(app, buyers[0] as Fan, pack.id);
   t.same([late.statusCode, errorCode(late)], [409, 'sold_out'], 'a late buyer finds it sold out');
   await assertNoViolations(t, app);
@@ -164,7 +185,10 @@ async function balanceRace(t: Test, apps: App[], prefix: string): Promise<void> 
   const price = 10;
   const packIds: string[] = [];
   for (let p = 0; p < 5; p++) {
-    const { pack } = await packInStatus(app, 'active', { pack: { name: `${prefix} pack ${p}`, price, cardsPerPack: 1 }, pool: [{ quantity: 20 }] });
+    const { pack } = await packInStatus(app, 'active', {
+      pack: { name: `${prefix} pack ${p}`, price, cardsPerPack: 1 },
+      pool: [{ quantity: 20 }],
+    });
     packIds.push(pack.id);
   }
   const packOf = (i: number) => packIds[i % packIds.length] as string;
@@ -174,7 +198,9 @@ async function balanceRace(t: Test, apps: App[], prefix: string): Promise<void> 
   t.same(tally(started), { 201: 50 }, '50 reservations');
   const purchaseIds = started.map((res) => res.json().data.id as string);
 
-  const completed = await Promise.all(purchaseIds.map((purchaseId, i) => completePurchase(pick(apps, i + 1), fan, packOf(i), { purchaseId })));
+  const completed = await Promise.all(
+    purchaseIds.map((purchaseId, i) => completePurchase(pick(apps, i + 1), fan, packOf(i), { purchaseId })),
+  );
   t.same(tally(completed), { 200: 10, '409 insufficient_funds': 40 }, 'exactly 10 paid, 40 insufficient_funds');
   t.equal(await balance(app, fan), 0, 'balance 0');
 
@@ -186,30 +212,59 @@ async function balanceRace(t: Test, apps: App[], prefix: string): Promise<void> 
   );
   const paid = completed.flatMap((res, i) => (res.statusCode === 200 ? [i] : []));
   t.same(
-    entries.filter((entry) => entry.kind === 'purchase').map((entry) => entry.reference).sort(),
+    entries
+      .filter((entry) => entry.kind === 'purchase')
+      .map((entry) => entry.reference)
+      .sort(),
     paid.map((i) => purchaseIds[i]).sort(),
     'one purchase entry per completed purchase',
   );
-  t.ok(entries.every((entry) => entry.kind !== 'purchase' || entry.amount === -price), 'each purchase entry debits the price');
+  t.ok(
+    entries.every((entry) => entry.kind !== 'purchase' || entry.amount === -price),
+    'each purchase entry debits the price',
+  );
 
   const packs = await Promise.all(packIds.map((id) => salesOf(app, id)));
-  t.equal(packs.reduce((sum, pack) => sum + pack.sold, 0), 10, 'sold = 10 over the packs');
-  t.equal(packs.reduce((sum, pack) => sum + pack.available, 0), 100 - 10 - 40, 'the 40 refused purchases still hold their packs');
+  t.equal(
+    packs.reduce((sum, pack) => sum + pack.sold, 0),
+    10,
+    'sold = 10 over the packs',
+  );
+  t.equal(
+    packs.reduce((sum, pack) => sum + pack.available, 0),
+    100 - 10 - 40,
+    'the 40 refused purchases still hold their packs',
+  );
   const statuses = await rows<{ status: string; count: number }>(
     app,
     sql`select status, count(*)::int as count from purchases where user_id = ${fan.id} group by status order by status`,
   );
-  t.same(statuses, [{ status: 'completed', count: 10 }, { status: 'pending', count: 40 }], 'the refused purchases stay pending');
+  t.same(
+    statuses,
+    [
+      { status: 'completed', count: 10 },
+      { status: 'pending', count: 40 },
+    ],
+    'the refused purchases stay pending',
+  );
 
   // A refused purchase can still be completed once the wallet covers it; 20 completes of it at once pay once.
   await fund(app, fan, price);
   const refused = purchaseIds.findIndex((_, i) => !paid.includes(i));
   const refusedId = purchaseIds[refused] as string;
-  const retried = await Promise.all(Array.from({ length: 20 }, (_, i) => completePurchase(pick(apps, i), fan, packOf(refused), { purchaseId: refusedId })));
+  const retried = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      completePurchase(pick(apps, i), fan, packOf(refused), { purchaseId: refusedId }),
+    ),
+  );
   t.same(tally(retried), { 200: 20 }, 'a refused purchase completes after a credit, 20 times the same answer');
   t.equal(new Set(retried.map((res) => res.json().data.userPack.id)).size, 1, 'one owned pack');
   t.equal(await balance(app, fan), 0, 'paid once: balance 0 again');
-  t.equal((await ledger(app, fan)).filter((entry) => entry.reference === refusedId).length, 1, 'one ledger entry for it');
+  t.equal(
+    (await ledger(app, fan)).filter((entry) => entry.reference === refusedId).length,
+    1,
+    'one ledger entry for it',
+  );
   await assertNoViolations(t, app);
 }
 
@@ -224,13 +279,23 @@ async function openRace(t: Test, apps: App[], prefix: string): Promise<void> {
   const [fan] = (await fans(app, prefix, 1)) as [Fan];
   const { userPackId } = await buyPack(app, fan, pack.id);
 
-  const opened = await Promise.all(Array.from({ length: 20 }, (_, i) => openPack(pick(apps, i), fan, pack.id, { userPackId })));
+  const opened = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => openPack(pick(apps, i), fan, pack.id, { userPackId })),
+  );
   t.same(tally(opened), { 200: 20 }, 'all 20 answer 200');
   const first = opened.find((res) => res.statusCode === 200)?.json() ?? { data: {} };
   t.equal(first.data.userPackId, userPackId);
   t.equal(first.data.items?.length, cardsPerPack, 'cardsPerPack items');
-  t.equal(opened.filter((res) => !isDeepStrictEqual(res.json(), first)).length, 0, 'every answer deep-equals the first');
-  const stored = await app.inject({ method: 'GET', url: `/api/locker-room/opens/${userPackId}`, headers: bearer(fan.token) });
+  t.equal(
+    opened.filter((res) => !isDeepStrictEqual(res.json(), first)).length,
+    0,
+    'every answer deep-equals the first',
+  );
+  const stored = await app.inject({
+    method: 'GET',
+    url: `/api/locker-room/opens/${userPackId}`,
+    headers: bearer(fan.token),
+  });
   t.same(stored.json().data, first.data, 'the stored result is the answer');
 
   const [pulled] = await rows<{ pulls: number; serials: number }>(
@@ -238,7 +303,12 @@ async function openRace(t: Test, apps: App[], prefix: string): Promise<void> {
     sql`select count(*)::int as pulls, count(distinct (collectible_id, serial_number))::int as serials from pulls where user_pack_id = ${userPackId}`,
   );
   t.same(pulled, { pulls: cardsPerPack, serials: cardsPerPack }, 'exactly cardsPerPack pulls, distinct serials');
-  const locker = await app.inject({ method: 'GET', url: '/api/locker-room/collectibles', query: { limit: '200' }, headers: bearer(fan.token) });
+  const locker = await app.inject({
+    method: 'GET',
+    url: '/api/locker-room/collectibles',
+    query: { limit: '200' },
+    headers: bearer(fan.token),
+  });
   t.equal(locker.json().data.length, cardsPerPack, 'the locker room holds cardsPerPack copies');
   const sales = await salesOf(app, pack.id);
   t.same([sales.sold, sales.opened], [1, 1], 'sold 1, opened once');
@@ -248,7 +318,10 @@ async function openRace(t: Test, apps: App[], prefix: string): Promise<void> {
   const blind = await Promise.all(Array.from({ length: 20 }, (_, i) => openPack(pick(apps, i), fan, pack.id)));
   t.same(tally(blind), { 200: 2, '404 no_unopened_pack': 18 }, 'two opens, 18 no_unopened_pack');
   t.same(
-    blind.filter((res) => res.statusCode === 200).map((res) => res.json().data.userPackId).sort(),
+    blind
+      .filter((res) => res.statusCode === 200)
+      .map((res) => res.json().data.userPackId)
+      .sort(),
     [...owned].sort(),
     'each owned pack opened once',
   );
@@ -280,25 +353,37 @@ t.test('expired reservations free their pack without a job; the cron endpoint ma
   const refused = await startPurchase(app, f2, pack.id);
   t.same([refused.statusCode, errorCode(refused)], [409, 'sold_out'], 'a third is sold out');
   const expiresAt = first[0]?.json().data.expiresAt as string;
-  t.ok(Date.parse(expiresAt) - Date.parse(first[0]?.json().data.createdAt) === ttlMs, 'expiresAt is createdAt + PURCHASE_TTL');
+  t.ok(
+    Date.parse(expiresAt) - Date.parse(first[0]?.json().data.createdAt) === ttlMs,
+    'expiresAt is createdAt + PURCHASE_TTL',
+  );
 
   await expiryOf(first);
   t.equal((await salesOf(app, pack.id)).available, 2, 'expired reservations hold nothing');
   t.same(await purchaseStatuses(app, pack.id), { pending: 2 }, 'no job has marked them');
   const second = await Promise.all([startPurchase(app, f2, pack.id), startPurchase(app, f3, pack.id)]);
   t.same(tally(second), { 201: 2 }, 'two other fans now reserve both packs');
-  t.same(await purchaseStatuses(app, pack.id), { expired: 2, pending: 2 }, 'the starts reclaimed the expired reservations on their way');
+  t.same(
+    await purchaseStatuses(app, pack.id),
+    { expired: 2, pending: 2 },
+    'the starts reclaimed the expired reservations on their way',
+  );
   const again = await startPurchase(app, f4, pack.id);
   t.same([again.statusCode, errorCode(again)], [409, 'sold_out'], 'and the pack is sold out again');
 
   const late = await completePurchase(app, f0, pack.id, { purchaseId: first[0]?.json().data.id });
-  t.same([late.statusCode, errorCode(late)], [409, 'purchase_expired'], 'completing an expired purchase: purchase_expired');
+  t.same(
+    [late.statusCode, errorCode(late)],
+    [409, 'purchase_expired'],
+    'completing an expired purchase: purchase_expired',
+  );
   const lateCancel = await cancelPurchase(app, f1, pack.id, first[1]?.json().data.id);
   t.same([lateCancel.statusCode, errorCode(lateCancel)], [409, 'purchase_expired'], 'cancelling one: purchase_expired');
   t.equal(await balance(app, f0), 10, 'nothing was debited');
 
   // The cron endpoint: only the exact secret.
-  const cron = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/api/cron/expire-purchases', headers });
+  const cron = (headers: Record<string, string>) =>
+    app.inject({ method: 'POST', url: '/api/cron/expire-purchases', headers });
   const wrongSecret = cronSecret.replace(/.$/, (last) => (last === 'x' ? 'y' : 'x'));
   t.equal(wrongSecret.length, cronSecret.length);
   for (const [what, headers] of [
@@ -317,9 +402,17 @@ t.test('expired reservations free their pack without a job; the cron endpoint ma
   t.same(await purchaseStatuses(app, pack.id), { expired: 2, pending: 2 }, 'refused cron calls changed nothing');
   const run = await cron({ authorization: `Bearer ${cronSecret}` });
   t.equal(run.statusCode, 200);
-  t.same(run.json(), { success: true, data: { job: 'expire-purchases', processed: 2, expired: 2 } }, 'the job marks the 2 expired purchases left');
+  t.same(
+    run.json(),
+    { success: true, data: { job: 'expire-purchases', processed: 2, expired: 2 } },
+    'the job marks the 2 expired purchases left',
+  );
   t.same(await purchaseStatuses(app, pack.id), { expired: 4 });
-  t.same((await cron({ authorization: `Bearer ${cronSecret}` })).json().data, { job: 'expire-purchases', processed: 0, expired: 0 }, 'a second run finds none');
+  t.same(
+    (await cron({ authorization: `Bearer ${cronSecret}` })).json().data,
+    { job: 'expire-purchases', processed: 0, expired: 0 },
+    'a second run finds none',
+  );
   const afterJob = await completePurchase(app, f0, pack.id, { purchaseId: first[0]?.json().data.id });
   t.same([afterJob.statusCode, errorCode(afterJob)], [409, 'purchase_expired'], 'still purchase_expired once marked');
   t.equal((await salesOf(app, pack.id)).available, 2);
@@ -330,7 +423,12 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
   const ttlMs = 1000;
   const app = await buildTestApp(t, { PURCHASE_TTL: `${ttlMs} ms`, CRON_INTERNAL: 'false' });
   const lockWaiters = async () =>
-    (await rows<{ n: number }>(app, sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]?.n ?? 0;
+    (
+      await rows<{ n: number }>(
+        app,
+        sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      )
+    )[0]?.n ?? 0;
   /** Polls until `done()`; fails after 10 s. */
   const waitUntil = async (what: string, done: () => Promise<boolean>) => {
     for (const deadline = Date.now() + 10_000; !(await done()); await sleep(10)) {
@@ -341,12 +439,21 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
   // Another transaction holds a row the complete needs: the pack's (a queue of buyers holds it)
   // or the fan's wallet (the fan's other purchases or an adjustment hold it).
   const variants = [
-    { name: 'the pack row', lock: (packId: string, _fan: Fan) => sql`select id from packs where id = ${packId} for update` },
-    { name: 'the wallet row', lock: (_packId: string, fan: Fan) => sql`select user_id from wallets where user_id = ${fan.id} for update` },
+    {
+      name: 'the pack row',
+      lock: (packId: string, _fan: Fan) => sql`select id from packs where id = ${packId} for update`,
+    },
+    {
+      name: 'the wallet row',
+      lock: (_packId: string, fan: Fan) => sql`select user_id from wallets where user_id = ${fan.id} for update`,
+    },
   ];
   for (const [v, variant] of variants.entries()) {
     t.test(`while another transaction holds ${variant.name}`, async (t) => {
-      const { pack } = await packInStatus(app, 'active', { pack: { name: `Expiring ${v}`, price: 10, cardsPerPack: 1 }, pool: [{ quantity: 1 }] });
+      const { pack } = await packInStatus(app, 'active', {
+        pack: { name: `Expiring ${v}`, price: 10, cardsPerPack: 1 },
+        pool: [{ quantity: 1 }],
+      });
       const [holder, rival] = (await fans(app, `expiring-${v}`, 2, 10)) as [Fan, Fan];
       const reserved = await startPurchase(app, holder, pack.id);
       t.equal(reserved.statusCode, 201, 'the only pack is reserved');
@@ -365,7 +472,9 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
       // The holder's complete starts before the expiry and waits for the lock. The reservation then
       // expires, and a rival starts a purchase of the same pack (it may queue behind, or not).
       // (inject answers a lazy thenable: Promise.resolve sends the request now.)
-      const completion = Promise.resolve(completePurchase(app, holder, pack.id, { purchaseId: reserved.json().data.id }));
+      const completion = Promise.resolve(
+        completePurchase(app, holder, pack.id, { purchaseId: reserved.json().data.id }),
+      );
       await waitUntil('the complete waits for the lock', async () => (await lockWaiters()) === 1);
       t.ok(Date.now() < expiresAt, 'the complete was under way before the reservation expired');
       await sleep(Math.max(0, expiresAt - Date.now() + 50));
@@ -393,11 +502,19 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
 
       // What was sold can be opened: complete what is still pending, then open every owned pack.
       const byId = new Map([holder, rival].map((fan) => [fan.id, fan]));
-      const pending = await rows<{ id: string; user_id: string }>(app, sql`select id, user_id from purchases where pack_id = ${pack.id} and status = 'pending'`);
-      for (const purchase of pending) await completePurchase(app, byId.get(purchase.user_id) as Fan, pack.id, { purchaseId: purchase.id });
-      const owned = await rows<{ id: string; user_id: string }>(app, sql`select id, user_id from user_packs where pack_id = ${pack.id}`);
+      const pending = await rows<{ id: string; user_id: string }>(
+        app,
+        sql`select id, user_id from purchases where pack_id = ${pack.id} and status = 'pending'`,
+      );
+      for (const purchase of pending)
+        await completePurchase(app, byId.get(purchase.user_id) as Fan, pack.id, { purchaseId: purchase.id });
+      const owned = await rows<{ id: string; user_id: string }>(
+        app,
+        sql`select id, user_id from user_packs where pack_id = ${pack.id}`,
+      );
       const opens = [];
-      for (const userPack of owned) opens.push(await openPack(app, byId.get(userPack.user_id) as Fan, pack.id, { userPackId: userPack.id }));
+      for (const userPack of owned)
+        opens.push(await openPack(app, byId.get(userPack.user_id) as Fan, pack.id, { userPackId: userPack.id }));
       t.same(tally(opens), { 200: 1 }, 'one pack sold, and it opens');
       await assertNoViolations(t, app);
     });
@@ -406,7 +523,10 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
 
 t.test('maxPerUser holds under 10 concurrent starts by one fan', async (t) => {
   const app = await buildTestApp(t, { PURCHASE_RATE_LIMIT: '100' });
-  const { pack } = await packInStatus(app, 'active', { pack: { maxPerUser: 3, price: 0, cardsPerPack: 1 }, pool: [{ quantity: 100 }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { maxPerUser: 3, price: 0, cardsPerPack: 1 },
+    pool: [{ quantity: 100 }],
+  });
   const [fan, other] = (await fans(app, 'limited', 2)) as [Fan, Fan];
 
   const started = await Promise.all(Array.from({ length: 10 }, () => startPurchase(app, fan, pack.id)));
@@ -450,7 +570,10 @@ t.test('a start that waited for an open counts the copies that open took', async
     await someoneWaitsForALock(app);
     start = Promise.resolve(startPurchase(app, late, pack.id));
     for (const deadline = Date.now() + 10_000; ; await sleep(10)) {
-      const [waiting] = await rows<{ n: number }>(app, sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      const [waiting] = await rows<{ n: number }>(
+        app,
+        sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      );
       if ((waiting?.n ?? 0) >= 2) break;
       if (Date.now() > deadline) throw new Error('the start never waited for the pack');
     }
@@ -459,7 +582,11 @@ t.test('a start that waited for an open counts the copies that open took', async
   }
   t.equal((await opened)?.statusCode, 200, 'the open is drawn');
   const answer = (await start) as LightMyRequestResponse;
-  t.same([answer.statusCode, errorCode(answer)], [409, 'sold_out'], 'the start finds nothing to sell: 5 copies left fill the one unopened pack');
+  t.same(
+    [answer.statusCode, errorCode(answer)],
+    [409, 'sold_out'],
+    'the start finds nothing to sell: 5 copies left fill the one unopened pack',
+  );
   await assertNoViolations(t, app);
 });
 
@@ -497,20 +624,39 @@ t.test('one Idempotency-Key sent 20 times at once makes one change', async (t) =
   /** 201s and 409 idempotency_key_in_use only; one first answer, the rest replays of it. */
   const checkRace = (t: Test, responses: LightMyRequestResponse[], what: string): string => {
     const counts = tally(responses);
-    t.same(Object.keys(counts).filter((key) => key !== '201' && key !== '409 idempotency_key_in_use'), [], `${what}: only 201 and 409 idempotency_key_in_use (${JSON.stringify(counts)})`);
+    t.same(
+      Object.keys(counts).filter((key) => key !== '201' && key !== '409 idempotency_key_in_use'),
+      [],
+      `${what}: only 201 and 409 idempotency_key_in_use (${JSON.stringify(counts)})`,
+    );
     const created = responses.filter((res) => res.statusCode === 201);
     t.ok(created.length >= 1, `${what}: at least one 201`);
-    t.equal(created.filter((res) => res.headers['idempotent-replayed'] === undefined).length, 1, `${what}: one first answer`);
-    t.ok(created.every((res) => res.headers['idempotent-replayed'] === undefined || res.headers['idempotent-replayed'] === 'true'), `${what}: the others are replays`);
+    t.equal(
+      created.filter((res) => res.headers['idempotent-replayed'] === undefined).length,
+      1,
+      `${what}: one first answer`,
+    );
+    t.ok(
+      created.every(
+        (res) => res.headers['idempotent-replayed'] === undefined || res.headers['idempotent-replayed'] === 'true',
+      ),
+      `${what}: the others are replays`,
+    );
     const firstBody = created[0]?.json();
-    t.equal(created.filter((res) => !isDeepStrictEqual(res.json(), firstBody)).length, 0, `${what}: every 201 answers the same body`);
+    t.equal(
+      created.filter((res) => !isDeepStrictEqual(res.json(), firstBody)).length,
+      0,
+      `${what}: every 201 answers the same body`,
+    );
     return firstBody?.data?.id as string;
   };
 
   t.test('admin wallet adjustment', async (t) => {
     const key = randomUUID();
     const body = { amount: 25, reason: 'goodwill' };
-    const raced = await Promise.all(Array.from({ length: 20 }, () => adjust(app, fan.id, body, { 'idempotency-key': key })));
+    const raced = await Promise.all(
+      Array.from({ length: 20 }, () => adjust(app, fan.id, body, { 'idempotency-key': key })),
+    );
     const entryId = checkRace(t, raced, 'adjustments');
     const entries = await ledger(app, fan);
     t.equal(entries.length, 1, 'exactly one ledger entry');
@@ -528,10 +674,15 @@ t.test('one Idempotency-Key sent 20 times at once makes one change', async (t) =
   });
 
   t.test('purchase start', async (t) => {
-    const { pack } = await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 1 }, pool: [{ quantity: 10 }] });
+    const { pack } = await packInStatus(app, 'active', {
+      pack: { price: 0, cardsPerPack: 1 },
+      pool: [{ quantity: 10 }],
+    });
     t.equal(pack.available, 10);
     const key = randomUUID();
-    const raced = await Promise.all(Array.from({ length: 20 }, () => startPurchase(app, fan, pack.id, { 'idempotency-key': key })));
+    const raced = await Promise.all(
+      Array.from({ length: 20 }, () => startPurchase(app, fan, pack.id, { 'idempotency-key': key })),
+    );
     const purchaseId = checkRace(t, raced, 'starts');
     t.equal((await salesOf(app, pack.id)).available, 9, 'available dropped by exactly 1');
     t.same(await purchaseStatuses(app, pack.id), { pending: 1 }, 'one purchase exists');
@@ -553,21 +704,31 @@ t.test('one Idempotency-Key sent 20 times at once makes one change', async (t) =
  */
 async function completeRaceAcrossInstances(t: Test, apps: App[], prefix: string): Promise<void> {
   const [first, second] = apps as [App, App];
-  const { pack } = await packInStatus(first, 'active', { pack: { name: `${prefix} pack`, price: 10, cardsPerPack: 1 }, pool: [{ quantity: 5 }] });
+  const { pack } = await packInStatus(first, 'active', {
+    pack: { name: `${prefix} pack`, price: 10, cardsPerPack: 1 },
+    pool: [{ quantity: 5 }],
+  });
   const [fan] = (await fans(first, prefix, 1, 10)) as [Fan];
   const started = await startPurchase(first, fan, pack.id);
   t.equal(started.statusCode, 201);
   const purchaseId = started.json().data.id as string;
   const lockWaiters = async () =>
-    (await rows<{ n: number }>(first, sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]?.n ?? 0;
+    (
+      await rows<{ n: number }>(
+        first,
+        sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      )
+    )[0]?.n ?? 0;
 
   const wallet = await holdLock(first, sql`select 1 from wallets where user_id = ${fan.id} for update`);
   let answers: LightMyRequestResponse[] = [];
   try {
     const viaFirst = Promise.resolve(completePurchase(first, fan, pack.id, { purchaseId }));
-    for (const deadline = Date.now() + 10_000; (await lockWaiters()) < 1; await sleep(10)) if (Date.now() > deadline) throw new Error('the first complete never waited');
+    for (const deadline = Date.now() + 10_000; (await lockWaiters()) < 1; await sleep(10))
+      if (Date.now() > deadline) throw new Error('the first complete never waited');
     const viaSecond = Promise.resolve(completePurchase(second, fan, pack.id, { purchaseId }));
-    for (const deadline = Date.now() + 10_000; (await lockWaiters()) < 2; await sleep(10)) if (Date.now() > deadline) throw new Error('the second complete never waited');
+    for (const deadline = Date.now() + 10_000; (await lockWaiters()) < 2; await sleep(10))
+      if (Date.now() > deadline) throw new Error('the second complete never waited');
     await wallet.release();
     answers = await Promise.all([viaFirst, viaSecond]);
   } finally {
@@ -581,7 +742,11 @@ async function completeRaceAcrossInstances(t: Test, apps: App[], prefix: string)
 
 t.test(
   'two instances sharing one database',
-  { skip: process.env.TEST_DATABASE_URL ? false : 'two instances on one database run with TEST_DATABASE_URL (npm run test:pg)' },
+  {
+    skip: process.env.TEST_DATABASE_URL
+      ? false
+      : 'two instances on one database run with TEST_DATABASE_URL (npm run test:pg)',
+  },
   async (t) => {
     const database = await createTestDatabase();
     // Teardowns run last-registered first: the database is dropped after both apps closed.
@@ -592,6 +757,8 @@ t.test(
     t.test('200 buyers alternating between instances: exactly 50 sold', (t) => soldOutRace(t, apps, 'shared-buyer'));
     t.test('50 completes split across instances: exactly 10 paid', (t) => balanceRace(t, apps, 'shared-spender'));
     t.test('20 opens split across instances: opened once', (t) => openRace(t, apps, 'shared-opener'));
-    t.test('one purchase completed through both instances at once: the same answer, paid once', (t) => completeRaceAcrossInstances(t, apps, 'shared-completer'));
+    t.test('one purchase completed through both instances at once: the same answer, paid once', (t) =>
+      completeRaceAcrossInstances(t, apps, 'shared-completer'),
+    );
   },
 );

@@ -12,7 +12,11 @@ interface Proof {
 }
 
 /** Opens `count` packs bought by one fan, one after another; answers their proofs in opening order. */
-async function openMany(app: Awaited<ReturnType<typeof buildTestApp>>, packId: string, count: number): Promise<Proof[]> {
+async function openMany(
+  app: Awaited<ReturnType<typeof buildTestApp>>,
+  packId: string,
+  count: number,
+): Promise<Proof[]> {
   const fan = await signIn(app, `fan-stats-${packId.slice(0, 8)}`);
   const proofs: Proof[] = [];
   for (let i = 0; i < count; i++) {
@@ -32,7 +36,12 @@ t.test('opens through the API follow the published odds (chi-square, p = 0.00000
   const app = await buildTestApp(t, { PURCHASE_RATE_LIMIT: '1000' });
   const { pack } = await packInStatus(app, 'active', {
     pack: { price: 0, cardsPerPack: 10 },
-    pool: [{ quantity: 3000, weight: 1 }, { quantity: 3000, weight: 1 }, { quantity: 500, weight: 4 }, { quantity: 200, weight: 0.5 }],
+    pool: [
+      { quantity: 3000, weight: 1 },
+      { quantity: 3000, weight: 1 },
+      { quantity: 500, weight: 4 },
+      { quantity: 200, weight: 0.5 },
+    ],
   });
   const proofs = await openMany(app, pack.id, 50);
   // Expected counts: each draw's probabilities, from the pool as it stood before that draw.
@@ -51,17 +60,25 @@ t.test('opens through the API follow the published odds (chi-square, p = 0.00000
     }
   }
   const statistic = chiSquare(observed, expected);
-  t.ok(statistic < chiSquareCritical(ids.length - 1, 0.000001), `chi-square ${statistic.toFixed(2)} < ${chiSquareCritical(ids.length - 1, 0.000001).toFixed(2)} over ${proofs.length * 10} draws (observed ${observed.join(', ')}; expected ${expected.map((n) => n.toFixed(0)).join(', ')})`);
+  t.ok(
+    statistic < chiSquareCritical(ids.length - 1, 0.000001),
+    `chi-square ${statistic.toFixed(2)} < ${chiSquareCritical(ids.length - 1, 0.000001).toFixed(2)} over ${proofs.length * 10} draws (observed ${observed.join(', ')}; expected ${expected.map((n) => n.toFixed(0)).join(', ')})`,
+  );
   t.same(await economyViolations(app), []);
 });
 
 t.test('the stored serial shuffle is exactly the lazy Fisher–Yates the proofs describe', async (t) => {
   const app = await buildTestApp(t, { PURCHASE_RATE_LIMIT: '1000' });
-  const { pack, collectibles } = await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 3 }, pool: [{ quantity: 30 }, { quantity: 30, weight: 3 }] });
+  const { pack, collectibles } = await packInStatus(app, 'active', {
+    pack: { price: 0, cardsPerPack: 3 },
+    pool: [{ quantity: 30 }, { quantity: 30, weight: 3 }],
+  });
   const proofs = await openMany(app, pack.id, 20);
   // Both collectibles are new: their blocks are 1..30. Replaying every open in order from the
   // full shuffle state must give exactly the serials the service gave (it loads only some places).
-  const states = new Map<string, SerialState>(collectibles.map((c) => [c.id, { blocks: [{ first: 1, count: 30 }], minted: 0, moved: new Map() }]));
+  const states = new Map<string, SerialState>(
+    collectibles.map((c) => [c.id, { blocks: [{ first: 1, count: 30 }], minted: 0, moved: new Map() }]),
+  );
   const given = new Map<string, Set<number>>(collectibles.map((c) => [c.id, new Set()]));
   let mismatches = 0;
   for (const proof of proofs) {
@@ -73,6 +90,10 @@ t.test('the stored serial shuffle is exactly the lazy Fisher–Yates the proofs 
     }
   }
   t.equal(mismatches, 0, 'every serial as replayed');
-  t.equal([...given.values()].reduce((sum, set) => sum + set.size, 0), 60, 'all 60 serials given, none twice');
+  t.equal(
+    [...given.values()].reduce((sum, set) => sum + set.size, 0),
+    60,
+    'all 60 serials given, none twice',
+  );
   t.same(await economyViolations(app), []);
 });

@@ -11,7 +11,8 @@ import { ADMIN, applyAction, createCollectible, packInStatus } from '../../../su
  * every change must invalidate at once on this instance and, through NOTIFY, on the others.
  */
 
-const list = (app: App, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: '/api/packs', headers });
+const list = (app: App, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'GET', url: '/api/packs', headers });
 const detail = (app: App, id: string, headers: Record<string, string> = {}) =>
   app.inject({ method: 'GET', url: `/api/packs/${id}`, headers });
 const listedIds = (res: Awaited<ReturnType<typeof list>>) => res.json().packs.map((pack: { id: string }) => pack.id);
@@ -86,10 +87,17 @@ t.test('a change drops the cached catalog at once and changes the ETag', async (
   t.equal(republished.statusCode, 200, 'a republished pack is served at once');
   t.same(listedIds(await list(app)).sort(), [kept.id, gone.id].sort());
 
-  const renamed = await app.inject({ method: 'PATCH', url: `/api/admin/packs/${kept.id}`, headers: bearer(ADMIN), payload: { name: 'Kept, renamed' } });
+  const renamed = await app.inject({
+    method: 'PATCH',
+    url: `/api/admin/packs/${kept.id}`,
+    headers: bearer(ADMIN),
+    payload: { name: 'Kept, renamed' },
+  });
   t.equal(renamed.statusCode, 200);
   t.ok(
-    (await list(app)).json().packs.some((pack: { id: string; name: string }) => pack.id === kept.id && pack.name === 'Kept, renamed'),
+    (await list(app))
+      .json()
+      .packs.some((pack: { id: string; name: string }) => pack.id === kept.id && pack.name === 'Kept, renamed'),
     'a rename shows at once in the list',
   );
   t.equal((await detail(app, kept.id)).json().data.pack.name, 'Kept, renamed', 'and in the detail');
@@ -159,20 +167,33 @@ t.test('a change made through another instance drops this instance’s cache, by
     await applyAction(b, pack.id, { action: 'restore' });
     await applyAction(b, pack.id, { action: 'publish' });
     await waitUntil(() => heardByA.length > 0);
-    t.same(heardByA, [{ lists: true, packIds: [pack.id] }], 'A heard the publish (the restore of an archived pack affects nothing public)');
+    t.same(
+      heardByA,
+      [{ lists: true, packIds: [pack.id] }],
+      'A heard the publish (the restore of an archived pack affects nothing public)',
+    );
     t.ok(listedIds(await list(a)).includes(pack.id), 'A lists the pack republished through B');
   });
 });
 
 t.test('a change drops only the responses it can affect: drafts are in none', async (t) => {
   const app = await buildTestApp(t);
-  const { pack: active, collectibles: [inActive] } = await packInStatus(app, 'active', { pack: { name: 'Live' } });
-  const { pack: draft, collectibles: [inDraft] } = await packInStatus(app, 'draft', { pack: { name: 'Work in progress' } });
+  const {
+    pack: active,
+    collectibles: [inActive],
+  } = await packInStatus(app, 'active', { pack: { name: 'Live' } });
+  const {
+    pack: draft,
+    collectibles: [inDraft],
+  } = await packInStatus(app, 'draft', { pack: { name: 'Work in progress' } });
   const warm = async () => {
     await list(app);
     await detail(app, active.id);
   };
-  const cached = () => ({ list: app.catalogCache.has(listKey({ limit: 100 })), detail: app.catalogCache.has(packKey(active.id)) });
+  const cached = () => ({
+    list: app.catalogCache.has(listKey({ limit: 100 })),
+    detail: app.catalogCache.has(packKey(active.id)),
+  });
 
   await warm();
   t.same(cached(), { list: true, detail: true }, 'warm');
@@ -180,12 +201,35 @@ t.test('a change drops only the responses it can affect: drafts are in none', as
   await applyAction(app, draft.id, { action: 'addCollectible', collectibleId: extra.id, quantity: 3 });
   await applyAction(app, draft.id, { action: 'addCollectible', collectibleId: extra.id, weight: 2 });
   await applyAction(app, draft.id, { action: 'removeCollectible', collectibleId: extra.id });
-  await app.inject({ method: 'PATCH', url: `/api/admin/packs/${draft.id}`, headers: bearer(ADMIN), payload: { price: 7 } });
-  await app.inject({ method: 'PATCH', url: `/api/admin/collectibles/${inDraft?.id}`, headers: bearer(ADMIN), payload: { name: 'Only in a draft' } });
-  t.same(cached(), { list: true, detail: true }, 'edits of a draft, and of a collectible only drafts hold, keep every cached response');
+  await app.inject({
+    method: 'PATCH',
+    url: `/api/admin/packs/${draft.id}`,
+    headers: bearer(ADMIN),
+    payload: { price: 7 },
+  });
+  await app.inject({
+    method: 'PATCH',
+    url: `/api/admin/collectibles/${inDraft?.id}`,
+    headers: bearer(ADMIN),
+    payload: { name: 'Only in a draft' },
+  });
+  t.same(
+    cached(),
+    { list: true, detail: true },
+    'edits of a draft, and of a collectible only drafts hold, keep every cached response',
+  );
 
-  await app.inject({ method: 'PATCH', url: `/api/admin/collectibles/${inActive?.id}`, headers: bearer(ADMIN), payload: { name: 'Renamed' } });
-  t.same(cached(), { list: true, detail: false }, "a collectible of an active pack drops that pack's detail, not the list");
+  await app.inject({
+    method: 'PATCH',
+    url: `/api/admin/collectibles/${inActive?.id}`,
+    headers: bearer(ADMIN),
+    payload: { name: 'Renamed' },
+  });
+  t.same(
+    cached(),
+    { list: true, detail: false },
+    "a collectible of an active pack drops that pack's detail, not the list",
+  );
   t.equal((await detail(app, active.id)).json().data.odds[0].collectible.name, 'Renamed');
 
   await warm();
@@ -201,49 +245,63 @@ t.test('a change drops only the responses it can affect: drafts are in none', as
   t.equal(cached().list, true, 'restoring an archived pack (to a draft) keeps the lists');
 });
 
-t.test('when the LISTEN connection comes back, the cache is dropped again: changes made meanwhile were not heard', async (t) => {
-  const app = await buildTestApp(t, { LOG_LEVEL: 'silent' });
-  await packInStatus(app, 'active');
-  const key = listKey({ limit: 100 });
-  const heard = watchInvalidations(app);
-  const listener = async () =>
-    (
-      (await app.db.orm.execute(
-        // The catalog's listener: the last statement of a LISTEN connection names its channel.
-        sql`select pid from pg_stat_activity where datname = current_database() and application_name = 'pack-service-listen' and query = 'listen "pack_catalog"'`,
-      )) as unknown as { rows: { pid: number }[] }
-    ).rows[0]?.pid;
-  const before = await listener();
-  t.ok(before, 'a LISTEN connection is open');
-  await app.db.orm.execute(sql`select pg_terminate_backend(${before})`);
-  await waitUntil(() => heard.includes('all'));
-  t.same(heard, ['all'], 'losing the connection drops everything');
-  // While it is away (it retries after 500 ms), requests fill the cache again.
-  await list(app);
-  t.ok(app.catalogCache.has(key), 'cached while the listener reconnects');
-  await waitUntil(() => heard.length > 1);
-  t.same(heard, ['all', 'all'], 'listening again drops everything again');
-  t.notOk(app.catalogCache.has(key), 'so nothing cached while nobody listened survives');
-  const after = await listener();
-  t.ok(after && after !== before, 'a new LISTEN connection');
-});
+t.test(
+  'when the LISTEN connection comes back, the cache is dropped again: changes made meanwhile were not heard',
+  async (t) => {
+    const app = await buildTestApp(t, { LOG_LEVEL: 'silent' });
+    await packInStatus(app, 'active');
+    const key = listKey({ limit: 100 });
+    const heard = watchInvalidations(app);
+    const listener = async () =>
+      (
+        (await app.db.orm.execute(
+          // The catalog's listener: the last statement of a LISTEN connection names its channel.
+          sql`select pid from pg_stat_activity where datname = current_database() and application_name = 'pack-service-listen' and query = 'listen "pack_catalog"'`,
+        )) as unknown as { rows: { pid: number }[] }
+      ).rows[0]?.pid;
+    const before = await listener();
+    t.ok(before, 'a LISTEN connection is open');
+    await app.db.orm.execute(sql`select pg_terminate_backend(${before})`);
+    await waitUntil(() => heard.includes('all'));
+    t.same(heard, ['all'], 'losing the connection drops everything');
+    // While it is away (it retries after 500 ms), requests fill the cache again.
+    await list(app);
+    t.ok(app.catalogCache.has(key), 'cached while the listener reconnects');
+    await waitUntil(() => heard.length > 1);
+    t.same(heard, ['all', 'all'], 'listening again drops everything again');
+    t.notOk(app.catalogCache.has(key), 'so nothing cached while nobody listened survives');
+    const after = await listener();
+    t.ok(after && after !== before, 'a new LISTEN connection');
+  },
+);
 
-t.test('a URL answered from the cache before validation is still rate limited and still carries every header', async (t) => {
-  // Anonymous callers are limited per IP; the admin's setup requests count for the admin.
-  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '12' });
-  await packInStatus(app, 'active');
-  const responses = [];
-  for (let i = 0; i < 13; i++) responses.push(await app.inject({ url: '/api/packs?limit=5', headers: { 'x-request-id': `fast-${i}` } }));
-  t.same(responses.map((res) => res.statusCode), [...Array(12).fill(200), 429], 'the thirteenth is refused by the rate limit');
-  t.same(responses.map((res) => res.headers['x-ratelimit-remaining']), ['11', '10', '9', '8', '7', '6', '5', '4', '3', '2', '1', '0', '0']);
-  for (const [i, res] of responses.slice(0, 12).entries()) {
-    t.equal(res.headers['x-request-id'], `fast-${i}`);
-    t.equal(res.headers['x-content-type-options'], 'nosniff', 'security headers');
-    t.match(res.headers['content-security-policy'], /default-src 'self'/);
-    t.ok(res.headers.etag);
-  }
-  t.equal(responses[1]?.body, responses[0]?.body, 'the same answer from the cache');
-  const head = await app.inject({ method: 'HEAD', url: '/api/packs?limit=5', remoteAddress: '10.0.0.2' });
-  t.equal(head.statusCode, 200, 'HEAD too');
-  t.equal(head.body, '');
-});
+t.test(
+  'a URL answered from the cache before validation is still rate limited and still carries every header',
+  async (t) => {
+    // Anonymous callers are limited per IP; the admin's setup requests count for the admin.
+    const app = await buildTestApp(t, { RATE_LIMIT_MAX: '12' });
+    await packInStatus(app, 'active');
+    const responses = [];
+    for (let i = 0; i < 13; i++)
+      responses.push(await app.inject({ url: '/api/packs?limit=5', headers: { 'x-request-id': `fast-${i}` } }));
+    t.same(
+      responses.map((res) => res.statusCode),
+      [...Array(12).fill(200), 429],
+      'the thirteenth is refused by the rate limit',
+    );
+    t.same(
+      responses.map((res) => res.headers['x-ratelimit-remaining']),
+      ['11', '10', '9', '8', '7', '6', '5', '4', '3', '2', '1', '0', '0'],
+    );
+    for (const [i, res] of responses.slice(0, 12).entries()) {
+      t.equal(res.headers['x-request-id'], `fast-${i}`);
+      t.equal(res.headers['x-content-type-options'], 'nosniff', 'security headers');
+      t.match(res.headers['content-security-policy'], /default-src 'self'/);
+      t.ok(res.headers.etag);
+    }
+    t.equal(responses[1]?.body, responses[0]?.body, 'the same answer from the cache');
+    const head = await app.inject({ method: 'HEAD', url: '/api/packs?limit=5', remoteAddress: '10.0.0.2' });
+    t.equal(head.statusCode, 200, 'HEAD too');
+    t.equal(head.body, '');
+  },
+);

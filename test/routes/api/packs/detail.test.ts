@@ -20,7 +20,11 @@ t.test('an active pack answers its public view and the odds of every pool entry'
     pool: [
       { quantity: 10, weight: 1, collectible: { name: 'Common one', rarity: 'common', points: 1 } },
       { quantity: 4, weight: 2.5, collectible: { name: 'Rare one', rarity: 'rare', points: 50, description: 'Shiny' } },
-      { quantity: 1, weight: 0.5, collectible: { name: 'Legend', rarity: 'legendary', points: 500, imageUrl: 'https://img.example/l.png' } },
+      {
+        quantity: 1,
+        weight: 0.5,
+        collectible: { name: 'Legend', rarity: 'legendary', points: 500, imageUrl: 'https://img.example/l.png' },
+      },
     ],
   });
 
@@ -51,7 +55,14 @@ t.test('an active pack answers its public view and the odds of every pool entry'
     'ordered by collectible id',
   );
   const specs = new Map(
-    collectibles.map((collectible, i) => [collectible.id, [{ q: 10, w: 1 }, { q: 4, w: 2.5 }, { q: 1, w: 0.5 }][i] as { q: number; w: number }]),
+    collectibles.map((collectible, i) => [
+      collectible.id,
+      [
+        { q: 10, w: 1 },
+        { q: 4, w: 2.5 },
+        { q: 1, w: 0.5 },
+      ][i] as { q: number; w: number },
+    ]),
   );
   const total = 10 * 1 + 4 * 2.5 + 1 * 0.5;
   for (const entry of odds) {
@@ -85,7 +96,10 @@ t.test('an active pack answers its public view and the odds of every pool entry'
 
 t.test('equal weights give each entry its share of the copies', async (t) => {
   const app = await buildTestApp(t);
-  const { pack } = await packInStatus(app, 'active', { pack: { cardsPerPack: 1 }, pool: [{ quantity: 1 }, { quantity: 3 }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { cardsPerPack: 1 },
+    pool: [{ quantity: 1 }, { quantity: 3 }],
+  });
   const res = await app.inject({ method: 'GET', url: `/api/packs/${pack.id}` });
   const probabilities = (res.json().data.odds as Odds[]).map((entry) => [entry.remaining, entry.probability]);
   t.same(

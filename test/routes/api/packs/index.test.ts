@@ -23,7 +23,14 @@ const newestFirst = (a: AdminPackView, b: AdminPackView) =>
 t.test('the body is exactly { packs, nextCursor }: active packs only, public fields only, newest first', async (t) => {
   const app = await buildTestApp(t);
   const first = await packInStatus(app, 'active', {
-    pack: { name: 'First', description: 'One', imageUrl: 'https://img.example/first.png', price: 100, cardsPerPack: 2, supply: 50 },
+    pack: {
+      name: 'First',
+      description: 'One',
+      imageUrl: 'https://img.example/first.png',
+      price: 100,
+      cardsPerPack: 2,
+      supply: 50,
+    },
     pool: [{ quantity: 4 }],
   });
   const second = await packInStatus(app, 'active', { pack: { name: 'Second' }, pool: [{ quantity: 5 }] });
@@ -45,7 +52,8 @@ t.test('the body is exactly { packs, nextCursor }: active packs only, public fie
   );
   for (const pack of body.packs as PublicPack[]) {
     t.same(sortedKeys(pack), PUBLIC_PACK_KEYS, 'public fields only');
-    for (const key of ['status', 'supply', 'pool', 'archivedAt', 'createdAt', 'updatedAt']) t.notOk(key in pack, `no ${key}`);
+    for (const key of ['status', 'supply', 'pool', 'archivedAt', 'createdAt', 'updatedAt'])
+      t.notOk(key in pack, `no ${key}`);
   }
   const listedFirst = body.packs.find((pack: PublicPack) => pack.id === first.pack.id);
   t.same(listedFirst, {
@@ -91,7 +99,10 @@ t.test('limit defaults to 100 and is at most 500; 0 and 501 are 400', async (t) 
 
   const rest = await app.inject({ method: 'GET', url: '/api/packs', query: { cursor: byDefault.json().nextCursor } });
   t.equal(rest.statusCode, 200);
-  t.same(rest.json().packs.map((pack: PublicPack) => pack.name), ['Bulk 0']);
+  t.same(
+    rest.json().packs.map((pack: PublicPack) => pack.name),
+    ['Bulk 0'],
+  );
   t.equal(rest.json().nextCursor, null);
 
   const max = await app.inject({ method: 'GET', url: '/api/packs', query: { limit: '500' } });
@@ -158,7 +169,11 @@ t.test('a cursor the API did not issue is 400 invalid_cursor', async (t) => {
     t.equal(res.json().error.code, 'invalid_cursor', label);
     t.type(res.json().error.message, 'string');
   }
-  const valid = await app.inject({ method: 'GET', url: '/api/packs', query: { cursor: fakeCursor(['2999-01-01T00:00:00.000Z', 'z']) } });
+  const valid = await app.inject({
+    method: 'GET',
+    url: '/api/packs',
+    query: { cursor: fakeCursor(['2999-01-01T00:00:00.000Z', 'z']) },
+  });
   t.equal(valid.statusCode, 200, 'a well-formed key is accepted');
   t.equal(valid.json().packs.length, 1);
 });
@@ -182,7 +197,10 @@ t.test('teamId filters the list to one team', async (t) => {
   t.ok(ofA.json().packs.every((pack: PublicPack) => pack.teamId === teamA));
 
   const ofB = await app.inject({ method: 'GET', url: '/api/packs', query: { teamId: teamB } });
-  t.same(ofB.json().packs.map((pack: PublicPack) => pack.id), [b1.pack.id]);
+  t.same(
+    ofB.json().packs.map((pack: PublicPack) => pack.id),
+    [b1.pack.id],
+  );
 
   const unknown = await app.inject({ method: 'GET', url: '/api/packs', query: { teamId: 'no-such-team' } });
   t.equal(unknown.statusCode, 200);
@@ -190,7 +208,11 @@ t.test('teamId filters the list to one team', async (t) => {
 
   const paged = await app.inject({ method: 'GET', url: '/api/packs', query: { teamId: teamA, limit: '1' } });
   t.equal(paged.json().packs.length, 1);
-  const next = await app.inject({ method: 'GET', url: '/api/packs', query: { teamId: teamA, limit: '1', cursor: paged.json().nextCursor } });
+  const next = await app.inject({
+    method: 'GET',
+    url: '/api/packs',
+    query: { teamId: teamA, limit: '1', cursor: paged.json().nextCursor },
+  });
   t.equal(next.json().packs.length, 1);
   t.equal(next.json().nextCursor, null);
   t.notSame(next.json().packs[0].id, paged.json().packs[0].id);
@@ -209,7 +231,11 @@ t.test('available is floor(total remaining / cardsPerPack), capped by supply', a
     { pack: { name: 'twelve by five', cardsPerPack: 5 }, pool: [{ quantity: 7 }, { quantity: 5 }], available: 2 },
     { pack: { name: 'exactly one', cardsPerPack: 5 }, pool: [{ quantity: 5 }], available: 1 },
     { pack: { name: 'supply caps', cardsPerPack: 5, supply: 1 }, pool: [{ quantity: 12 }], available: 1 },
-    { pack: { name: 'pool caps', cardsPerPack: 3, supply: 10 }, pool: [{ quantity: 10 }, { quantity: 3 }], available: 4 },
+    {
+      pack: { name: 'pool caps', cardsPerPack: 3, supply: 10 },
+      pool: [{ quantity: 10 }, { quantity: 3 }],
+      available: 4,
+    },
     { pack: { name: 'one card', cardsPerPack: 1 }, pool: [{ quantity: 1000, weight: 0.5 }], available: 1000 },
   ];
   const ids = new Map<string, number>();

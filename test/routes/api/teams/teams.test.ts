@@ -5,7 +5,8 @@ import { call, codeOf, createTeam, signIn, TEAM_KEYS, type TeamView } from '../.
 
 /** GET /api/teams and GET /api/teams/{teamId}: public, newest first, paginated. */
 
-const newestFirst = (a: TeamView, b: TeamView) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1);
+const newestFirst = (a: TeamView, b: TeamView) =>
+  a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1;
 
 t.test('GET /api/teams and /api/teams/{teamId}', async (t) => {
   const app = await buildTestApp(t);
@@ -57,9 +58,13 @@ t.test('GET /api/teams and /api/teams/{teamId}', async (t) => {
   });
 
   await t.test('bad queries: 400', async (t) => {
-    for (const query of [{ limit: '0' }, { limit: '201' }, { limit: 'many' }, { cursor: 'not-a-cursor' }, { cursor: fakeCursor({ nope: 1 }) }] as Array<
-      Record<string, string>
-    >) {
+    for (const query of [
+      { limit: '0' },
+      { limit: '201' },
+      { limit: 'many' },
+      { cursor: 'not-a-cursor' },
+      { cursor: fakeCursor({ nope: 1 }) },
+    ] as Array<Record<string, string>>) {
       const res = await call(app, 'GET', '/api/teams', null, { query });
       t.equal(res.statusCode, 400, `${JSON.stringify(query)}: 400`);
     }

@@ -122,17 +122,20 @@ t.test('POST /api/admin/teams/{teamId}/members', async (t) => {
     t.same(await membersOf(app, team.id), before, 'stored rows unchanged');
   });
 
-  await t.test('an unknown team: 404 team_not_found for the platform admin and for an owner of another team', async (t) => {
-    for (const [token, label] of [
-      [ADMIN, 'platform admin'],
-      [otherOwner, 'owner of another team'],
-      [owner, 'owner of this team, on an unknown id'],
-    ] as const) {
-      const res = await addMemberRequest(app, 'no-such-team', { userId: 'dave' }, token);
-      t.equal(res.statusCode, 404, `${label}: 404`);
-      t.equal(codeOf(res), 'team_not_found', label);
-    }
-  });
+  await t.test(
+    'an unknown team: 404 team_not_found for the platform admin and for an owner of another team',
+    async (t) => {
+      for (const [token, label] of [
+        [ADMIN, 'platform admin'],
+        [otherOwner, 'owner of another team'],
+        [owner, 'owner of this team, on an unknown id'],
+      ] as const) {
+        const res = await addMemberRequest(app, 'no-such-team', { userId: 'dave' }, token);
+        t.equal(res.statusCode, 404, `${label}: 404`);
+        t.equal(codeOf(res), 'team_not_found', label);
+      }
+    },
+  );
 
   await t.test('callers who may not manage this team', async (t) => {
     const before = await membersOf(app, team.id);

@@ -24,7 +24,8 @@ import {
  * the slug defaults from the name, the first owner defaults to the caller.
  */
 
-const post = (app: App, payload: unknown, token: string | null = ADMIN) => call(app, 'POST', '/api/admin/teams', token, { payload });
+const post = (app: App, payload: unknown, token: string | null = ADMIN) =>
+  call(app, 'POST', '/api/admin/teams', token, { payload });
 
 /** Every team, as the public list shows them. */
 async function allTeams(app: App): Promise<TeamView[]> {
@@ -54,7 +55,11 @@ t.test('POST /api/admin/teams', async (t) => {
 
     const members = await membersOf(app, body.data.id);
     t.equal(members.length, 1, 'one member');
-    t.match(members[0], { teamId: body.data.id, userId: 'root', role: 'owner', addedBy: 'root' }, 'the caller is the owner');
+    t.match(
+      members[0],
+      { teamId: body.data.id, userId: 'root', role: 'owner', addedBy: 'root' },
+      'the caller is the owner',
+    );
     t.same(await teamsOf(app, root), [{ teamId: body.data.id, role: 'owner' }], 'GET /api/user lists the new role');
 
     const audit = await teamAudit(app, body.data.id);
@@ -64,10 +69,22 @@ t.test('POST /api/admin/teams', async (t) => {
       'audited: the team and its first owner',
     );
     const created = audit.find((entry) => entry.action === 'team.create');
-    t.match(created, { actorId: 'root', targetType: 'team', targetId: body.data.id, teamId: body.data.id, before: null });
+    t.match(created, {
+      actorId: 'root',
+      targetType: 'team',
+      targetId: body.data.id,
+      teamId: body.data.id,
+      before: null,
+    });
     t.same(created?.after, body.data, 'after: the team');
     const ownerAdd = audit.find((entry) => entry.action === 'team.member.add');
-    t.match(ownerAdd, { actorId: 'root', targetType: 'team_member', targetId: 'root', teamId: body.data.id, before: null });
+    t.match(ownerAdd, {
+      actorId: 'root',
+      targetType: 'team_member',
+      targetId: 'root',
+      teamId: body.data.id,
+      before: null,
+    });
     t.same(ownerAdd?.after, members[0], 'after: the owner membership');
   });
 
@@ -158,7 +175,11 @@ t.test('POST /api/admin/teams', async (t) => {
   await t.test('withSlugSuffix', async (t) => {
     t.equal(withSlugSuffix('team', 'ab12'), 'team-ab12');
     t.equal(withSlugSuffix('a'.repeat(60), 'ab12'), `${'a'.repeat(55)}-ab12`);
-    t.equal(withSlugSuffix(`${'a'.repeat(54)}-bbbbb`, 'ab12'), `${'a'.repeat(54)}-ab12`, 'no double dash where the cut falls');
+    t.equal(
+      withSlugSuffix(`${'a'.repeat(54)}-bbbbb`, 'ab12'),
+      `${'a'.repeat(54)}-ab12`,
+      'no double dash where the cut falls',
+    );
   });
 
   await t.test('ownerUserId: that user becomes the owner, the caller does not', async (t) => {

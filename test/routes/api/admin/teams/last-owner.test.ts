@@ -55,7 +55,9 @@ t.test('the last owner can be neither demoted nor removed', async (t) => {
   t.equal(same.statusCode, 200, 'owner → owner is no change: 200');
   t.same(await membersOf(app, team.id), before, 'stored rows unchanged');
   t.notOk(
-    (await teamAudit(app, team.id)).some((entry) => entry.action !== 'team.create' && entry.action !== 'team.member.add'),
+    (await teamAudit(app, team.id)).some(
+      (entry) => entry.action !== 'team.create' && entry.action !== 'team.member.add',
+    ),
     'refusals leave no audit entry',
   );
 
@@ -110,7 +112,11 @@ const refusals: Record<string, number> = {};
  */
 function oneWinner(t: Test, responses: LightMyRequestResponse[], label: string, allowed: string[]): number {
   const statuses = responses.map((res) => res.statusCode);
-  t.equal(statuses.filter((status) => status === 200).length, 1, `${label}: exactly one succeeds (got ${statuses.join(', ')})`);
+  t.equal(
+    statuses.filter((status) => status === 200).length,
+    1,
+    `${label}: exactly one succeeds (got ${statuses.join(', ')})`,
+  );
   const loser = responses.find((res) => res.statusCode !== 200);
   const refusal = loser ? `${loser.statusCode} ${codeOf(loser)}` : 'none';
   refusals[refusal] = (refusals[refusal] ?? 0) + 1;
@@ -127,11 +133,17 @@ t.test(`two owners demote each other at the same moment (${ROUNDS} rounds)`, asy
     const aDemotesB = () => patchMember(app, team.id, bId, { role: 'editor' }, a);
     const bDemotesA = () => patchMember(app, team.id, aId, { role: 'editor' }, b);
     const responses =
-      round % 2 === 0 ? await Promise.all([aDemotesB(), bDemotesA()]) : (await Promise.all([bDemotesA(), aDemotesB()])).reverse();
+      round % 2 === 0
+        ? await Promise.all([aDemotesB(), bDemotesA()])
+        : (await Promise.all([bDemotesA(), aDemotesB()])).reverse();
     const winner = oneWinner(t, responses, `round ${round}`, ['403 forbidden']);
     winners[winner] = (winners[winner] ?? 0) + 1;
     const roles = await rolesOf(app, team.id);
-    t.equal(Object.values(roles).filter((role) => role === 'owner').length, 1, `round ${round}: exactly one owner left`);
+    t.equal(
+      Object.values(roles).filter((role) => role === 'owner').length,
+      1,
+      `round ${round}: exactly one owner left`,
+    );
     t.same(
       roles,
       winner === 0 ? { [aId]: 'owner', [bId]: 'editor' } : { [aId]: 'editor', [bId]: 'owner' },
@@ -151,39 +163,55 @@ t.test(`two owners remove each other at the same moment (${ROUNDS} rounds)`, asy
     const aRemovesB = () => deleteMember(app, team.id, bId, a);
     const bRemovesA = () => deleteMember(app, team.id, aId, b);
     const responses =
-      round % 2 === 0 ? await Promise.all([aRemovesB(), bRemovesA()]) : (await Promise.all([bRemovesA(), aRemovesB()])).reverse();
+      round % 2 === 0
+        ? await Promise.all([aRemovesB(), bRemovesA()])
+        : (await Promise.all([bRemovesA(), aRemovesB()])).reverse();
     const winner = oneWinner(t, responses, `round ${round}`, ['403 forbidden']);
     const roles = await rolesOf(app, team.id);
-    t.same(roles, winner === 0 ? { [aId]: 'owner' } : { [bId]: 'owner' }, `round ${round}: exactly one owner left, the winner`);
+    t.same(
+      roles,
+      winner === 0 ? { [aId]: 'owner' } : { [bId]: 'owner' },
+      `round ${round}: exactly one owner left, the winner`,
+    );
     const removals = (await teamAudit(app, team.id)).filter((entry) => entry.action === 'team.member.remove');
     t.equal(removals.length, 1, `round ${round}: one audited removal`);
   }
   t.comment(`refusals so far: ${JSON.stringify(refusals)}`);
 });
 
-t.test('removed by the other owner first, an owner with another team gets 404 team_not_found: it can no longer see this team', async (t) => {
-  const app = await buildTestApp(t);
-  await signIn(app, 'root', { role: 'admin' });
-  for (let round = 0; round < ROUNDS; round++) {
-    const { team, a, b, aId, bId } = await twoOwnerTeam(app, round);
-    // Both also sit in another team, so neither is refused for having no admin role at all.
-    const elsewhere = await createTeam(app, { ownerUserId: aId });
-    await addMember(app, elsewhere.id, bId, 'viewer');
-    const responses = await Promise.all([deleteMember(app, team.id, bId, a), deleteMember(app, team.id, aId, b)]);
-    oneWinner(t, responses, `round ${round}`, ['404 team_not_found']);
-    t.equal(Object.values(await rolesOf(app, team.id)).filter((role) => role === 'owner').length, 1);
-  }
-});
+t.test(
+  'removed by the other owner first, an owner with another team gets 404 team_not_found: it can no longer see this team',
+  async (t) => {
+    const app = await buildTestApp(t);
+    await signIn(app, 'root', { role: 'admin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const { team, a, b, aId, bId } = await twoOwnerTeam(app, round);
+      // Both also sit in another team, so neither is refused for having no admin role at all.
+      const elsewhere = await createTeam(app, { ownerUserId: aId });
+      await addMember(app, elsewhere.id, bId, 'viewer');
+      const responses = await Promise.all([deleteMember(app, team.id, bId, a), deleteMember(app, team.id, aId, b)]);
+      oneWinner(t, responses, `round ${round}`, ['404 team_not_found']);
+      t.equal(Object.values(await rolesOf(app, team.id)).filter((role) => role === 'owner').length, 1);
+    }
+  },
+);
 
 t.test('an owner demoting the other while that one removes it: the team keeps an owner', async (t) => {
   const app = await buildTestApp(t);
   await signIn(app, 'root', { role: 'admin' });
   for (let round = 0; round < ROUNDS; round++) {
     const { team, a, b, aId, bId } = await twoOwnerTeam(app, round);
-    const responses = await Promise.all([patchMember(app, team.id, bId, { role: 'viewer' }, a), deleteMember(app, team.id, aId, b)]);
+    const responses = await Promise.all([
+      patchMember(app, team.id, bId, { role: 'viewer' }, a),
+      deleteMember(app, team.id, aId, b),
+    ]);
     oneWinner(t, responses, `round ${round}`, ['403 forbidden']);
     const roles = await rolesOf(app, team.id);
-    t.equal(Object.values(roles).filter((role) => role === 'owner').length, 1, `round ${round}: exactly one owner (${JSON.stringify(roles)})`);
+    t.equal(
+      Object.values(roles).filter((role) => role === 'owner').length,
+      1,
+      `round ${round}: exactly one owner (${JSON.stringify(roles)})`,
+    );
   }
 });
 
@@ -197,19 +225,24 @@ t.test('10 concurrent identical add-member calls: one 201, nine 200, one row', a
     [owner, 'owner'],
   ] as const) {
     const team = await createTeam(app, { ownerUserId: 'owner' });
-    const responses = await Promise.all(Array.from({ length: 10 }, () => addMemberRequest(app, team.id, { userId: 'newcomer', role: 'viewer' }, token)));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => addMemberRequest(app, team.id, { userId: 'newcomer', role: 'viewer' }, token)),
+    );
     const statuses = responses.map((res) => res.statusCode);
     t.equal(statuses.filter((status) => status === 201).length, 1, `${label}: one 201 (got ${statuses.join(', ')})`);
     t.equal(statuses.filter((status) => status === 200).length, 9, `${label}: nine 200`);
     const created = responses.find((res) => res.statusCode === 201)?.json().data;
-    for (const res of responses) t.same(res.json(), { success: true, data: created }, `${label}: every answer is the same membership`);
+    for (const res of responses)
+      t.same(res.json(), { success: true, data: created }, `${label}: every answer is the same membership`);
     const members = await membersOf(app, team.id);
     t.same(
       members.filter((m) => m.userId === 'newcomer'),
       [created],
       `${label}: one stored row`,
     );
-    const adds = (await teamAudit(app, team.id)).filter((entry) => entry.action === 'team.member.add' && entry.targetId === 'newcomer');
+    const adds = (await teamAudit(app, team.id)).filter(
+      (entry) => entry.action === 'team.member.add' && entry.targetId === 'newcomer',
+    );
     t.equal(adds.length, 1, `${label}: one audit entry`);
   }
 });
@@ -239,7 +272,10 @@ t.test('a demoted or removed owner cannot win its role back with a request alrea
       addMemberRequest(app, removal.team.id, { userId: removal.bId, role: 'owner' }, removal.b),
     ]);
     t.equal(removed.statusCode, 200, `round ${round}: the removal succeeds`);
-    t.ok([200, 201, 403, 404].includes(selfAdd.statusCode), `round ${round}: the self-add answers (got ${selfAdd.statusCode})`);
+    t.ok(
+      [200, 201, 403, 404].includes(selfAdd.statusCode),
+      `round ${round}: the self-add answers (got ${selfAdd.statusCode})`,
+    );
     if ((await rolesOf(app, removal.team.id))[removal.bId] !== undefined) kept.remove++;
   }
   t.equal(kept.demote, 0, `no demoted owner is owner again (${kept.demote} of ${ROUNDS} rounds were)`);

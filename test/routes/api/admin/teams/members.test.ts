@@ -75,7 +75,13 @@ t.test('team members: list, change, remove', async (t) => {
     await addMember(app, team.id, 'p3', 'editor');
     const viewers = await list(owner, { role: 'viewer' });
     t.equal(viewers.statusCode, 200);
-    t.same(viewers.json().data.map((m: TeamAdminView) => m.userId).sort(), ['m-viewer', 'p1', 'p2']);
+    t.same(
+      viewers
+        .json()
+        .data.map((m: TeamAdminView) => m.userId)
+        .sort(),
+      ['m-viewer', 'p1', 'p2'],
+    );
     const owners = await list(viewer, { role: 'owner' });
     t.same(
       owners.json().data.map((m: TeamAdminView) => m.userId),
@@ -83,7 +89,10 @@ t.test('team members: list, change, remove', async (t) => {
     );
     const bad = await list(owner, { role: 'admin' });
     t.equal(bad.statusCode, 400, 'an unknown role filter: 400');
-    t.ok(detailPaths(bad).some((path) => path.includes('role')), 'names role');
+    t.ok(
+      detailPaths(bad).some((path) => path.includes('role')),
+      'names role',
+    );
 
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -101,7 +110,9 @@ t.test('team members: list, change, remove', async (t) => {
     const filteredPage = await list(owner, { role: 'viewer', limit: '2' });
     t.equal(filteredPage.json().data.length, 2);
     t.type(filteredPage.json().nextCursor, 'string', 'a filtered list paginates too');
-    for (const query of [{ limit: '0' }, { limit: '201' }, { cursor: 'garbage' }, { cursor: fakeCursor([1]) }] as Array<Record<string, string>>) {
+    for (const query of [{ limit: '0' }, { limit: '201' }, { cursor: 'garbage' }, { cursor: fakeCursor([1]) }] as Array<
+      Record<string, string>
+    >) {
       t.equal((await list(owner, query)).statusCode, 400, `${JSON.stringify(query)}: 400`);
     }
   });
@@ -130,7 +141,11 @@ t.test('team members: list, change, remove', async (t) => {
     t.equal(res.statusCode, 200);
     t.same(sortedKeys(res.json()), ['data', 'success']);
     t.same(res.json().data, { ...before, role: 'viewer' }, 'only the role changes (createdAt and addedBy kept)');
-    t.same((await membersOf(app, team.id)).find((m) => m.userId === 'm-editor'), res.json().data, 'stored');
+    t.same(
+      (await membersOf(app, team.id)).find((m) => m.userId === 'm-editor'),
+      res.json().data,
+      'stored',
+    );
     t.same(await teamsOf(app, editor), [{ teamId: team.id, role: 'viewer' }], 'GET /api/user shows the new role');
 
     const back = await patchMember(app, team.id, 'm-editor', { role: 'editor' }, ADMIN);
@@ -196,7 +211,10 @@ t.test('team members: list, change, remove', async (t) => {
     const res = await deleteMember(app, team.id, 'p1', owner);
     t.equal(res.statusCode, 200);
     t.same(res.json(), { success: true, data: stored }, 'the removed TeamAdmin');
-    t.notOk((await membersOf(app, team.id)).some((m) => m.userId === 'p1'), 'gone from the list');
+    t.notOk(
+      (await membersOf(app, team.id)).some((m) => m.userId === 'p1'),
+      'gone from the list',
+    );
     t.same(await teamsOf(app, p1), [], 'GET /api/user: no team left');
 
     const again = await deleteMember(app, team.id, 'p1', owner);
@@ -220,7 +238,11 @@ t.test('team members: list, change, remove', async (t) => {
     const selfRemoval = await deleteMember(app, team.id, 'm-viewer', viewer);
     t.equal(selfRemoval.statusCode, 403, 'a viewer cannot remove itself');
     t.equal((await deleteMember(app, team.id, 'm-viewer', null)).statusCode, 401, 'no token: 401');
-    t.equal(codeOf(await deleteMember(app, team.id, 'ghost', owner)), 'member_not_found', 'a user never seen: member_not_found');
+    t.equal(
+      codeOf(await deleteMember(app, team.id, 'ghost', owner)),
+      'member_not_found',
+      'a user never seen: member_not_found',
+    );
     t.equal(codeOf(await deleteMember(app, 'no-such-team', 'm-viewer')), 'team_not_found');
     t.same(await membersOf(app, team.id), before, 'stored rows unchanged');
   });
@@ -243,7 +265,11 @@ t.test('team members: list, change, remove', async (t) => {
     }
     const denied = await call(app, 'GET', '/api/admin/audit-log', other, { query: { teamId: team.id } });
     t.equal(denied.statusCode, 404, 'owner of another team: 404');
-    t.equal((await call(app, 'GET', '/api/admin/audit-log', FAN, { query: { teamId: team.id } })).statusCode, 403, 'fan: 403');
+    t.equal(
+      (await call(app, 'GET', '/api/admin/audit-log', FAN, { query: { teamId: team.id } })).statusCode,
+      403,
+      'fan: 403',
+    );
 
     const createdAts = entries.map((entry) => entry.createdAt);
     t.same(createdAts, [...createdAts].sort().reverse(), 'newest first');
@@ -274,10 +300,16 @@ t.test('team members: list, change, remove', async (t) => {
       t.equal(entry.targetType, 'team_member', `${entry.action} ${entry.targetId}: targetType`);
       t.equal(entry.teamId, team.id);
     }
-    const update = entries.find((entry) => entry.action === 'team.member.update' && entry.actorId === 'm-owner' && entry.targetId === 'm-editor');
+    const update = entries.find(
+      (entry) => entry.action === 'team.member.update' && entry.actorId === 'm-owner' && entry.targetId === 'm-editor',
+    );
     t.match(update?.before, { teamId: team.id, userId: 'm-editor', role: 'editor' }, 'update: before');
     t.match(update?.after, { teamId: team.id, userId: 'm-editor', role: 'viewer' }, 'update: after');
-    t.equal((update?.before as TeamAdminView | undefined)?.createdAt, (update?.after as TeamAdminView | undefined)?.createdAt, 'createdAt kept');
+    t.equal(
+      (update?.before as TeamAdminView | undefined)?.createdAt,
+      (update?.after as TeamAdminView | undefined)?.createdAt,
+      'createdAt kept',
+    );
     const removal = entries.find((entry) => entry.action === 'team.member.remove' && entry.targetId === 'p1');
     t.match(removal?.before, { teamId: team.id, userId: 'p1', role: 'viewer', addedBy: 'root' }, 'remove: before');
     t.equal(removal?.after, null, 'remove: after is null');

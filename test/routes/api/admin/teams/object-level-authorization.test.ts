@@ -38,33 +38,55 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
   const B = b.team.id;
 
   // B's catalog (made by the platform admin, who hands the ids to the test).
-  const bDraft = await packInStatus(app, 'draft', { pack: { teamId: B, name: 'B draft', cardsPerPack: 2 }, pool: [{ quantity: 10 }] });
-  const bActive = await packInStatus(app, 'active', { pack: { teamId: B, name: 'B active', cardsPerPack: 1 }, pool: [{ quantity: 5 }] });
-  const bArchived = await packInStatus(app, 'archived', { pack: { teamId: B, name: 'B archived', cardsPerPack: 1 }, pool: [{ quantity: 1 }] });
+  const bDraft = await packInStatus(app, 'draft', {
+    pack: { teamId: B, name: 'B draft', cardsPerPack: 2 },
+    pool: [{ quantity: 10 }],
+  });
+  const bActive = await packInStatus(app, 'active', {
+    pack: { teamId: B, name: 'B active', cardsPerPack: 1 },
+    pool: [{ quantity: 5 }],
+  });
+  const bArchived = await packInStatus(app, 'archived', {
+    pack: { teamId: B, name: 'B archived', cardsPerPack: 1 },
+    pool: [{ quantity: 1 }],
+  });
   const bLoose = await createCollectible(app, { teamId: B, name: 'B loose card', rarity: 'legendary', points: 100 });
   const bPooled = bDraft.collectibles[0]?.id as string;
   // A's own catalog, the attacker's legitimate ground.
-  const aDraft = await packInStatus(app, 'draft', { pack: { teamId: A, name: 'A draft', cardsPerPack: 1 }, pool: [{ quantity: 3 }] });
+  const aDraft = await packInStatus(app, 'draft', {
+    pack: { teamId: A, name: 'A draft', cardsPerPack: 1 },
+    pool: [{ quantity: 3 }],
+  });
   const aCard = aDraft.collectibles[0]?.id as string;
 
   const bPackIds = [bDraft.pack.id, bActive.pack.id, bArchived.pack.id];
-  const bCollectibleIds = [bLoose.id, ...bDraft.collectibles.map((c) => c.id), ...bActive.collectibles.map((c) => c.id)];
+  const bCollectibleIds = [
+    bLoose.id,
+    ...bDraft.collectibles.map((c) => c.id),
+    ...bActive.collectibles.map((c) => c.id),
+  ];
 
   /** Everything an attempt might change, read by the platform admin. */
   async function snapshot() {
     const listIds = async (url: string, teamId: string) =>
-      ((await call(app, 'GET', url, ADMIN, { query: { teamId, limit: '200' } })).json().data as Array<{ id: string }>).map((x) => x.id).sort();
+      ((await call(app, 'GET', url, ADMIN, { query: { teamId, limit: '200' } })).json().data as Array<{ id: string }>)
+        .map((x) => x.id)
+        .sort();
     const audit = await allAuditEntries(app);
     return {
       bPacks: await Promise.all(bPackIds.map((id) => getAdminPack(app, id))),
       aPack: await getAdminPack(app, aDraft.pack.id),
-      bCollectibles: await Promise.all(bCollectibleIds.map(async (id) => (await call(app, 'GET', `/api/admin/collectibles/${id}`, ADMIN)).json().data)),
+      bCollectibles: await Promise.all(
+        bCollectibleIds.map(async (id) => (await call(app, 'GET', `/api/admin/collectibles/${id}`, ADMIN)).json().data),
+      ),
       bPackList: await listIds('/api/admin/packs', B),
       aPackList: await listIds('/api/admin/packs', A),
       bCollectibleList: await listIds('/api/admin/collectibles', B),
       aMembers: await membersOf(app, A),
       bMembers: await membersOf(app, B),
-      teams: ((await call(app, 'GET', '/api/teams', null, { query: { limit: '200' } })).json().data as Array<{ id: string }>).map((x) => x.id),
+      teams: (
+        (await call(app, 'GET', '/api/teams', null, { query: { limit: '200' } })).json().data as Array<{ id: string }>
+      ).map((x) => x.id),
       auditCount: audit.length,
       auditNewest: audit[0]?.id,
     };
@@ -89,8 +111,10 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       (id, i): Attempt => ({
         name: `PATCH B’s ${['draft', 'active', 'archived'][i]} pack`,
         accept: [403, 404],
-        request: (token) => call(app, 'PATCH', packUrl(id), token, { payload: { name: 'Pwned', description: 'pwned' } }),
-        unknownTwin: (token) => call(app, 'PATCH', packUrl(ghost()), token, { payload: { name: 'Pwned', description: 'pwned' } }),
+        request: (token) =>
+          call(app, 'PATCH', packUrl(id), token, { payload: { name: 'Pwned', description: 'pwned' } }),
+        unknownTwin: (token) =>
+          call(app, 'PATCH', packUrl(ghost()), token, { payload: { name: 'Pwned', description: 'pwned' } }),
       }),
     ),
     {
@@ -118,37 +142,52 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       name: 'addCollectible of B’s own card to B’s draft',
       accept: [403, 404],
       request: (token) =>
-        call(app, 'POST', packUrl(bDraft.pack.id), token, { payload: { action: 'addCollectible', collectibleId: bLoose.id, quantity: 1000 } }),
+        call(app, 'POST', packUrl(bDraft.pack.id), token, {
+          payload: { action: 'addCollectible', collectibleId: bLoose.id, quantity: 1000 },
+        }),
     },
     {
       name: 'addCollectible changing the weight of B’s pool entry',
       accept: [403, 404],
       request: (token) =>
-        call(app, 'POST', packUrl(bDraft.pack.id), token, { payload: { action: 'addCollectible', collectibleId: bPooled, weight: 1000 } }),
+        call(app, 'POST', packUrl(bDraft.pack.id), token, {
+          payload: { action: 'addCollectible', collectibleId: bPooled, weight: 1000 },
+        }),
     },
     {
       name: 'addCollectible of A’s card into B’s draft',
       accept: [403, 404],
-      request: (token) => call(app, 'POST', packUrl(bDraft.pack.id), token, { payload: { action: 'addCollectible', collectibleId: aCard } }),
+      request: (token) =>
+        call(app, 'POST', packUrl(bDraft.pack.id), token, {
+          payload: { action: 'addCollectible', collectibleId: aCard },
+        }),
     },
     {
       name: 'removeCollectible from B’s draft',
       accept: [403, 404],
-      request: (token) => call(app, 'POST', packUrl(bDraft.pack.id), token, { payload: { action: 'removeCollectible', collectibleId: bPooled } }),
+      request: (token) =>
+        call(app, 'POST', packUrl(bDraft.pack.id), token, {
+          payload: { action: 'removeCollectible', collectibleId: bPooled },
+        }),
     },
     {
       name: 'addCollectible of B’s loose card into A’s own draft',
       // B's collectible answers like an unknown id: its existence does not leak.
       accept: [404],
       codes: ['collectible_not_found'],
-      request: (token) => call(app, 'POST', packUrl(aDraft.pack.id), token, { payload: { action: 'addCollectible', collectibleId: bLoose.id } }),
+      request: (token) =>
+        call(app, 'POST', packUrl(aDraft.pack.id), token, {
+          payload: { action: 'addCollectible', collectibleId: bLoose.id },
+        }),
     },
     {
       name: 'addCollectible of B’s pooled card into A’s own draft',
       accept: [404],
       codes: ['collectible_not_found'],
       request: (token) =>
-        call(app, 'POST', packUrl(aDraft.pack.id), token, { payload: { action: 'addCollectible', collectibleId: bPooled, quantity: 5 } }),
+        call(app, 'POST', packUrl(aDraft.pack.id), token, {
+          payload: { action: 'addCollectible', collectibleId: bPooled, quantity: 5 },
+        }),
     },
     {
       name: 'list B’s packs',
@@ -166,7 +205,8 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       name: 'create a pack in B',
       accept: [403, 404],
       request: (token) => call(app, 'POST', '/api/admin/packs', token, { payload: { name: 'Planted', teamId: B } }),
-      unknownTwin: (token) => call(app, 'POST', '/api/admin/packs', token, { payload: { name: 'Planted', teamId: ghost() } }),
+      unknownTwin: (token) =>
+        call(app, 'POST', '/api/admin/packs', token, { payload: { name: 'Planted', teamId: ghost() } }),
     },
     // B's collectibles.
     {
@@ -179,8 +219,12 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
     {
       name: 'PATCH B’s collectible',
       accept: [403, 404],
-      request: (token) => call(app, 'PATCH', collectibleUrl(bLoose.id), token, { payload: { points: 0, rarity: 'common', name: 'Pwned' } }),
-      unknownTwin: (token) => call(app, 'PATCH', collectibleUrl(ghost()), token, { payload: { points: 0, rarity: 'common', name: 'Pwned' } }),
+      request: (token) =>
+        call(app, 'PATCH', collectibleUrl(bLoose.id), token, {
+          payload: { points: 0, rarity: 'common', name: 'Pwned' },
+        }),
+      unknownTwin: (token) =>
+        call(app, 'PATCH', collectibleUrl(ghost()), token, { payload: { points: 0, rarity: 'common', name: 'Pwned' } }),
     },
     {
       name: 'PATCH B’s pooled collectible',
@@ -202,8 +246,10 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
     {
       name: 'create a collectible in B',
       accept: [403, 404],
-      request: (token) => call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: 'Planted', teamId: B } }),
-      unknownTwin: (token) => call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: 'Planted', teamId: ghost() } }),
+      request: (token) =>
+        call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: 'Planted', teamId: B } }),
+      unknownTwin: (token) =>
+        call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: 'Planted', teamId: ghost() } }),
     },
     // B's members.
     {
@@ -217,7 +263,8 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       name: 'add themselves to B as owner',
       accept: [403, 404],
       request: (token, self) => call(app, 'POST', membersUrl(B), token, { payload: { userId: self, role: 'owner' } }),
-      unknownTwin: (token, self) => call(app, 'POST', membersUrl(ghost()), token, { payload: { userId: self, role: 'owner' } }),
+      unknownTwin: (token, self) =>
+        call(app, 'POST', membersUrl(ghost()), token, { payload: { userId: self, role: 'owner' } }),
     },
     {
       name: 'add an existing B member again (probing)',
@@ -228,7 +275,8 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       name: 'demote B’s owner',
       accept: [403, 404],
       request: (token) => call(app, 'PATCH', membersUrl(B, 'b-owner'), token, { payload: { role: 'viewer' } }),
-      unknownTwin: (token) => call(app, 'PATCH', membersUrl(ghost(), 'b-owner'), token, { payload: { role: 'viewer' } }),
+      unknownTwin: (token) =>
+        call(app, 'PATCH', membersUrl(ghost(), 'b-owner'), token, { payload: { role: 'viewer' } }),
     },
     {
       name: 'promote B’s viewer',
@@ -263,7 +311,8 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       name: 'read B’s pack log through A’s teamId and B’s targetId',
       // Allowed for A's members, but it must not contain B's entries: checked below.
       accept: [200],
-      request: (token) => call(app, 'GET', '/api/admin/audit-log', token, { query: { teamId: A, targetId: bDraft.pack.id } }),
+      request: (token) =>
+        call(app, 'GET', '/api/admin/audit-log', token, { query: { teamId: A, targetId: bDraft.pack.id } }),
     },
     {
       name: 'read the whole audit log',
@@ -296,7 +345,8 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
       name: 'create a team of their own',
       accept: [403],
       codes: ['forbidden'],
-      request: (token, self) => call(app, 'POST', '/api/admin/teams', token, { payload: { name: 'Mine', ownerUserId: self } }),
+      request: (token, self) =>
+        call(app, 'POST', '/api/admin/teams', token, { payload: { name: 'Mine', ownerUserId: self } }),
     },
     {
       name: 'create a global pack',
@@ -319,7 +369,10 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
         if (attempt.only && attempt.only !== attacker.kind) continue;
         const res = await attempt.request(attacker.token, attacker.self);
         const label = `${attempt.name}`;
-        t.ok(attempt.accept.includes(res.statusCode), `${label}: ${attempt.accept.join(' or ')} (got ${res.statusCode}: ${res.body.slice(0, 200)})`);
+        t.ok(
+          attempt.accept.includes(res.statusCode),
+          `${label}: ${attempt.accept.join(' or ')} (got ${res.statusCode}: ${res.body.slice(0, 200)})`,
+        );
         if (res.statusCode >= 400) {
           t.equal(res.json().success, false, `${label}: an error envelope`);
           if (attempt.codes) t.ok(attempt.codes.includes(codeOf(res) as string), `${label}: code ${codeOf(res)}`);
@@ -340,7 +393,8 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
             `${label}: indistinguishable from an unknown id`,
           );
         }
-        if (res.statusCode === 409) t.comment(`${attacker.label}: ${label}: 409 ${codeOf(res)} (reveals that the id exists)`);
+        if (res.statusCode === 409)
+          t.comment(`${attacker.label}: ${label}: 409 ${codeOf(res)} (reveals that the id exists)`);
         const after = await snapshot();
         t.same(after, state, `${label}: nothing changed`);
         state = after;
@@ -360,7 +414,9 @@ t.test('a member of team A cannot read or change team B’s resources', async (t
         ['b-viewer', 'viewer'],
       ],
     );
-    const legit = await call(app, 'PATCH', packUrl(bDraft.pack.id), b.editor, { payload: { name: 'B renamed by its editor' } });
+    const legit = await call(app, 'PATCH', packUrl(bDraft.pack.id), b.editor, {
+      payload: { name: 'B renamed by its editor' },
+    });
     t.equal(legit.statusCode, 200, 'B’s own editor still edits B’s pack');
   });
 });

@@ -3,7 +3,16 @@ import t from 'tap';
 import type { App } from '../../../../../app.js';
 import { buildTestApp } from '../../../../support/app.js';
 import { ADMIN, createCollectible, createPack, FAN, getAdminPack, packInStatus } from '../../../../support/catalog.js';
-import { addMember, call, codeOf, createTeam, membersUrl, rolesOf, signIn, staffedTeam } from '../../../../support/teams.js';
+import {
+  addMember,
+  call,
+  codeOf,
+  createTeam,
+  membersUrl,
+  rolesOf,
+  signIn,
+  staffedTeam,
+} from '../../../../support/teams.js';
 
 /**
  * The role × action matrix over HTTP: for a team T
@@ -39,7 +48,8 @@ interface Cell<C> {
   state?: (ctx: C) => Promise<unknown>;
 }
 
-const ids = async (res: Promise<LightMyRequestResponse>) => ((await res).json().data as Array<{ id: string }>).map((item) => item.id).sort();
+const ids = async (res: Promise<LightMyRequestResponse>) =>
+  ((await res).json().data as Array<{ id: string }>).map((item) => item.id).sort();
 
 t.test('role × action matrix over HTTP', async (t) => {
   const app: App = await buildTestApp(t);
@@ -59,10 +69,12 @@ t.test('role × action matrix over HTTP', async (t) => {
   await signIn(app, 'target');
   await addMember(app, T, 'target', 'editor');
 
-  const packsOf = (query: Record<string, string>) => ids(call(app, 'GET', '/api/admin/packs', ADMIN, { query: { limit: '200', ...query } }));
+  const packsOf = (query: Record<string, string>) =>
+    ids(call(app, 'GET', '/api/admin/packs', ADMIN, { query: { limit: '200', ...query } }));
   const collectiblesOf = (query: Record<string, string>) =>
     ids(call(app, 'GET', '/api/admin/collectibles', ADMIN, { query: { limit: '200', ...query } }));
-  const collectible = async (id: string) => (await call(app, 'GET', `/api/admin/collectibles/${id}`, ADMIN)).json().data;
+  const collectible = async (id: string) =>
+    (await call(app, 'GET', `/api/admin/collectibles/${id}`, ADMIN)).json().data;
 
   const TEAM_READ = row(200, 200, 200, 200, 404, 403);
   const TEAM_CATALOG_WRITE = row(200, 200, 200, 403, 404, 403);
@@ -88,7 +100,8 @@ t.test('role × action matrix over HTTP', async (t) => {
         await signIn(app, `add-${caller}`);
         return `add-${caller}`;
       },
-      request: (token, _caller, userId: string) => call(app, 'POST', membersUrl(T), token, { payload: { userId, role: 'viewer' } }),
+      request: (token, _caller, userId: string) =>
+        call(app, 'POST', membersUrl(T), token, { payload: { userId, role: 'viewer' } }),
       state: () => rolesOf(app, T),
     },
     {
@@ -96,7 +109,8 @@ t.test('role × action matrix over HTTP', async (t) => {
       expect: row(200, 200, 403, 403, 404, 403),
       notFound: 'team_not_found',
       prepare: async () => ((await rolesOf(app, T)).target === 'editor' ? 'viewer' : 'editor'),
-      request: (token, _caller, role: string) => call(app, 'PATCH', membersUrl(T, 'target'), token, { payload: { role } }),
+      request: (token, _caller, role: string) =>
+        call(app, 'PATCH', membersUrl(T, 'target'), token, { payload: { role } }),
       state: () => rolesOf(app, T),
     },
     {
@@ -116,14 +130,16 @@ t.test('role × action matrix over HTTP', async (t) => {
       name: 'POST pack in T',
       expect: TEAM_CATALOG_CREATE,
       notFound: 'team_not_found',
-      request: (token, caller) => call(app, 'POST', '/api/admin/packs', token, { payload: { name: `Pack by ${caller}`, teamId: T } }),
+      request: (token, caller) =>
+        call(app, 'POST', '/api/admin/packs', token, { payload: { name: `Pack by ${caller}`, teamId: T } }),
       state: () => packsOf({ teamId: T }),
     },
     {
       name: 'PATCH pack of T',
       expect: TEAM_CATALOG_WRITE,
       notFound: 'pack_not_found',
-      request: (token, caller) => call(app, 'PATCH', `/api/admin/packs/${teamPack.id}`, token, { payload: { name: `Renamed by ${caller}` } }),
+      request: (token, caller) =>
+        call(app, 'PATCH', `/api/admin/packs/${teamPack.id}`, token, { payload: { name: `Renamed by ${caller}` } }),
       state: () => getAdminPack(app, teamPack.id),
     },
     {
@@ -132,7 +148,9 @@ t.test('role × action matrix over HTTP', async (t) => {
       notFound: 'pack_not_found',
       prepare: (caller) => createCollectible(app, { teamId: T, name: `For ${caller}` }).then((c) => c.id),
       request: (token, _caller, collectibleId: string) =>
-        call(app, 'POST', `/api/admin/packs/${teamPack.id}`, token, { payload: { action: 'addCollectible', collectibleId, quantity: 3 } }),
+        call(app, 'POST', `/api/admin/packs/${teamPack.id}`, token, {
+          payload: { action: 'addCollectible', collectibleId, quantity: 3 },
+        }),
       state: () => getAdminPack(app, teamPack.id),
     },
     {
@@ -141,7 +159,9 @@ t.test('role × action matrix over HTTP', async (t) => {
       notFound: 'pack_not_found',
       prepare: (caller) => createCollectible(app, { name: `Global for ${caller}` }).then((c) => c.id),
       request: (token, _caller, collectibleId: string) =>
-        call(app, 'POST', `/api/admin/packs/${teamPack.id}`, token, { payload: { action: 'addCollectible', collectibleId } }),
+        call(app, 'POST', `/api/admin/packs/${teamPack.id}`, token, {
+          payload: { action: 'addCollectible', collectibleId },
+        }),
       state: () => getAdminPack(app, teamPack.id),
     },
     {
@@ -149,8 +169,14 @@ t.test('role × action matrix over HTTP', async (t) => {
       expect: TEAM_CATALOG_WRITE,
       notFound: 'pack_not_found',
       prepare: async (caller) =>
-        (await packInStatus(app, 'draft', { pack: { teamId: T, name: `Publish ${caller}`, cardsPerPack: 1 }, pool: [{ quantity: 2 }] })).pack.id,
-      request: (token, _caller, packId: string) => call(app, 'POST', `/api/admin/packs/${packId}`, token, { payload: { action: 'publish' } }),
+        (
+          await packInStatus(app, 'draft', {
+            pack: { teamId: T, name: `Publish ${caller}`, cardsPerPack: 1 },
+            pool: [{ quantity: 2 }],
+          })
+        ).pack.id,
+      request: (token, _caller, packId: string) =>
+        call(app, 'POST', `/api/admin/packs/${packId}`, token, { payload: { action: 'publish' } }),
       state: (packId: string) => getAdminPack(app, packId),
     },
     {
@@ -170,7 +196,8 @@ t.test('role × action matrix over HTTP', async (t) => {
       name: 'POST collectible in T',
       expect: TEAM_CATALOG_CREATE,
       notFound: 'team_not_found',
-      request: (token, caller) => call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: `Card by ${caller}`, teamId: T } }),
+      request: (token, caller) =>
+        call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: `Card by ${caller}`, teamId: T } }),
       state: () => collectiblesOf({ teamId: T }),
     },
     {
@@ -184,7 +211,9 @@ t.test('role × action matrix over HTTP', async (t) => {
       expect: TEAM_CATALOG_WRITE,
       notFound: 'collectible_not_found',
       request: (token, caller) =>
-        call(app, 'PATCH', `/api/admin/collectibles/${teamCollectible.id}`, token, { payload: { name: `Card renamed by ${caller}` } }),
+        call(app, 'PATCH', `/api/admin/collectibles/${teamCollectible.id}`, token, {
+          payload: { name: `Card renamed by ${caller}` },
+        }),
       state: () => collectible(teamCollectible.id),
     },
     {
@@ -203,13 +232,15 @@ t.test('role × action matrix over HTTP', async (t) => {
     {
       name: 'POST global pack',
       expect: PLATFORM_CREATE,
-      request: (token, caller) => call(app, 'POST', '/api/admin/packs', token, { payload: { name: `Global by ${caller}` } }),
+      request: (token, caller) =>
+        call(app, 'POST', '/api/admin/packs', token, { payload: { name: `Global by ${caller}` } }),
       state: () => packsOf({}),
     },
     {
       name: 'POST pack with teamId null',
       expect: PLATFORM_CREATE,
-      request: (token, caller) => call(app, 'POST', '/api/admin/packs', token, { payload: { name: `Null by ${caller}`, teamId: null } }),
+      request: (token, caller) =>
+        call(app, 'POST', '/api/admin/packs', token, { payload: { name: `Null by ${caller}`, teamId: null } }),
       state: () => packsOf({}),
     },
     {
@@ -222,7 +253,10 @@ t.test('role × action matrix over HTTP', async (t) => {
       name: 'PATCH global pack',
       expect: PLATFORM_BY_ID,
       notFound: 'pack_not_found',
-      request: (token, caller) => call(app, 'PATCH', `/api/admin/packs/${globalPack.id}`, token, { payload: { name: `Global renamed by ${caller}` } }),
+      request: (token, caller) =>
+        call(app, 'PATCH', `/api/admin/packs/${globalPack.id}`, token, {
+          payload: { name: `Global renamed by ${caller}` },
+        }),
       state: () => getAdminPack(app, globalPack.id),
     },
     {
@@ -231,13 +265,16 @@ t.test('role × action matrix over HTTP', async (t) => {
       notFound: 'pack_not_found',
       prepare: (caller) => createCollectible(app, { name: `Global pool ${caller}` }).then((c) => c.id),
       request: (token, _caller, collectibleId: string) =>
-        call(app, 'POST', `/api/admin/packs/${globalPack.id}`, token, { payload: { action: 'addCollectible', collectibleId } }),
+        call(app, 'POST', `/api/admin/packs/${globalPack.id}`, token, {
+          payload: { action: 'addCollectible', collectibleId },
+        }),
       state: () => getAdminPack(app, globalPack.id),
     },
     {
       name: 'POST global collectible',
       expect: PLATFORM_CREATE,
-      request: (token, caller) => call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: `Global card by ${caller}` } }),
+      request: (token, caller) =>
+        call(app, 'POST', '/api/admin/collectibles', token, { payload: { name: `Global card by ${caller}` } }),
       state: () => collectiblesOf({}),
     },
     {
@@ -251,7 +288,9 @@ t.test('role × action matrix over HTTP', async (t) => {
       expect: PLATFORM_BY_ID,
       notFound: 'collectible_not_found',
       request: (token, caller) =>
-        call(app, 'PATCH', `/api/admin/collectibles/${globalCollectible.id}`, token, { payload: { points: CALLERS.indexOf(caller) + 10 } }),
+        call(app, 'PATCH', `/api/admin/collectibles/${globalCollectible.id}`, token, {
+          payload: { points: CALLERS.indexOf(caller) + 10 },
+        }),
       state: () => collectible(globalCollectible.id),
     },
     {
@@ -272,7 +311,8 @@ t.test('role × action matrix over HTTP', async (t) => {
     {
       name: 'POST team',
       expect: PLATFORM_CREATE,
-      request: (token, caller) => call(app, 'POST', '/api/admin/teams', token, { payload: { name: `Team by ${caller}` } }),
+      request: (token, caller) =>
+        call(app, 'POST', '/api/admin/teams', token, { payload: { name: `Team by ${caller}` } }),
       state: () => ids(call(app, 'GET', '/api/teams', null, { query: { limit: '200' } })),
     },
   ];
@@ -286,7 +326,11 @@ t.test('role × action matrix over HTTP', async (t) => {
         const before = cell.state ? await cell.state(ctx) : undefined;
         const res = await cell.request(TOKENS[caller], caller, ctx);
         checked++;
-        t.equal(res.statusCode, want, `${caller}: ${want}${res.statusCode !== want ? ` (got ${res.statusCode}: ${res.body})` : ''}`);
+        t.equal(
+          res.statusCode,
+          want,
+          `${caller}: ${want}${res.statusCode !== want ? ` (got ${res.statusCode}: ${res.body})` : ''}`,
+        );
         if (want === 403) t.equal(codeOf(res), 'forbidden', `${caller}: forbidden`);
         if (want === 404) t.equal(codeOf(res), cell.notFound, `${caller}: ${cell.notFound}`);
         if (want < 300) t.equal(res.json().success, true);
@@ -307,12 +351,16 @@ t.test('role × action matrix over HTTP', async (t) => {
         packs.json().data.every((pack: { teamId: string | null }) => pack.teamId === T),
         `${caller}: only T’s packs`,
       );
-      const collectibles = await call(app, 'GET', '/api/admin/collectibles', TOKENS[caller], { query: { teamId: T, limit: '200' } });
+      const collectibles = await call(app, 'GET', '/api/admin/collectibles', TOKENS[caller], {
+        query: { teamId: T, limit: '200' },
+      });
       t.ok(
         collectibles.json().data.every((item: { teamId: string | null }) => item.teamId === T),
         `${caller}: only T’s collectibles`,
       );
-      const audit = await call(app, 'GET', '/api/admin/audit-log', TOKENS[caller], { query: { teamId: T, limit: '200' } });
+      const audit = await call(app, 'GET', '/api/admin/audit-log', TOKENS[caller], {
+        query: { teamId: T, limit: '200' },
+      });
       t.ok(
         audit.json().data.every((entry: { teamId: string | null }) => entry.teamId === T),
         `${caller}: only T’s audit entries`,
