@@ -1,0 +1,182 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+
+// The rules of the house, read from the code's own imports (docs/architecture.md draws them):
+// dependencies point one way (config <- plugins/external <- plugins/app <- routes), a domain's
+// repository is private to its folder, and no source file grows past 400 lines.
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCE_ROOTS = ['app.ts', 'server.ts', 'config', 'plugins', 'routes', 'schemas', 'scripts', 'bench', 'db'];
+const MAX_LINES = 400;
+
+function sourceFiles(path: string): string[] {
+  const absolute = join(ROOT, path);
+  let stats: ReturnType<typeof statSync>;
+  try {
+    stats = statSync(absolute);
+  } catch {
+    return [];
+  }
+  if (stats.isFile()) return /\.(ts|mjs)$/.test(path) && !path.endsWith('.d.ts') ? [path] : [];
+  if (path === 'db/migrations') return [];
+  return readdirSync(absolute).flatMap((name) => sourceFiles(join(path, name)));
+}
+
+const IMPORT = /(?:^|[\s;])(?:import|export)\s(?:[^'";]*?\sfrom\s)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** The project files a file imports, as paths from the root (`.js` specifiers name `.ts` files). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const found: string[] = [];
+  for (const match of text.matchAll(IMPORT)) {
+    const specifier = match[1] ?? match[2];
+    if (!specifier?.startsWith('.')) continue;
+    found.push(relative(ROOT, join(dirname(join(ROOT, file)), specifier)).replace(/\.js$/, '.ts'));
+  }
+  return found;
+}
+
+function packagesOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return [...text.matchAll(IMPORT)].map((match) => match[1] ?? match[2] ?? '').filter((name) => !name.startsWith('.'));
+}
+
+const files = SOURCE_ROOTS.flatMap(sourceFiles);
+const edges = files.flatMap((from) => importsOf(from).map((to) => ({ from, to })));
+
+/** `plugins/app/wallets/repository.ts` -> `wallets`; undefined for a file that is no repository. */
+function repositoryDomain(path: string): string | undefined {
+  return /^plugins\/app\/([^/]+)\/(?:[^/]*-)?repository(?:\/|\.ts$)/.exec(path)?.[1];
+}
+
+const arrow = (edge: { from: string; to: string }) => `${edge.from} -> ${edge.to}`;
+
+// Imports that break a rule today and are being moved; this list only ever shrinks.
+const KNOWN = new Set<string>([
+  'plugins/external/jwt.ts -> plugins/app/auth/jwks.ts',
+  'plugins/external/jwt.ts -> plugins/app/auth/rules.ts',
+  'plugins/external/jwt.ts -> plugins/app/sessions/keys.ts',
+  'plugins/external/jwt.ts -> plugins/app/errors.ts',
+  'plugins/external/rate-limit.ts -> plugins/app/auth.ts',
+  'plugins/external/rate-limit.ts -> plugins/app/errors.ts',
+  'plugins/external/swagger.ts -> plugins/app/openapi.ts',
+  'plugins/external/under-pressure.ts -> plugins/app/errors.ts',
+  'plugins/app/checkout/service.ts -> plugins/app/products/repository.ts',
+  'plugins/app/checkout/service.ts -> plugins/app/wallets/repository.ts',
+  'plugins/app/collectibles/service.ts -> plugins/app/audit/repository.ts',
+  'plugins/app/collectibles/service.ts -> plugins/app/packs/repository.ts',
+  'plugins/app/demo.ts -> plugins/app/audit/repository.ts',
+  'plugins/app/demo.ts -> plugins/app/collectibles/repository.ts',
+  'plugins/app/demo.ts -> plugins/app/packs/repository.ts',
+  'plugins/app/demo.ts -> plugins/app/packs/serials-repository.ts',
+  'plugins/app/demo.ts -> plugins/app/teams/repository.ts',
+  'plugins/app/demo.ts -> plugins/app/users/repository.ts',
+  'plugins/app/jobs/index.ts -> plugins/app/idempotency/repository.ts',
+  'plugins/app/jobs/index.ts -> plugins/app/purchases/repository.ts',
+  'plugins/app/locker-room/repository.ts -> plugins/app/collectibles/repository.ts',
+  'plugins/app/opening/service.ts -> plugins/app/packs/serials-repository.ts',
+  'plugins/app/packs/repository.ts -> plugins/app/collectibles/repository.ts',
+  'plugins/app/packs/service.ts -> plugins/app/audit/repository.ts',
+  'plugins/app/packs/service.ts -> plugins/app/collectibles/repository.ts',
+  'plugins/app/packs/service.ts -> plugins/app/purchases/repository.ts',
+  'plugins/app/sessions/repository.ts -> plugins/app/users/repository.ts',
+  'plugins/app/teams/service.ts -> plugins/app/audit/repository.ts',
+  'plugins/app/teams/service.ts -> plugins/app/users/repository.ts',
+  'plugins/app/wallets/service.ts -> plugins/app/users/repository.ts',
+  'scripts/check-invariants.ts -> plugins/app/invariants/repository.ts',
+  'scripts/recount-reservations.ts -> plugins/app/purchases/repository.ts',
+  'scripts/service-database.ts -> plugins/app/invariants/repository.ts',
+  'bench/drop.ts -> plugins/app/invariants/repository.ts',
+  'bench/invariants.ts -> plugins/app/invariants/repository.ts',
+  'bench/mixed-load.ts -> plugins/app/invariants/repository.ts',
+  'bench/opens.ts -> plugins/app/invariants/repository.ts',
+  'bench/overload.ts -> plugins/app/invariants/repository.ts',
+  'plugins/app/checkout/service.ts is too long',
+  'plugins/app/database/embedded-postgres.ts is too long',
+  'plugins/app/db.ts is too long',
+  'plugins/app/errors.ts is too long',
+  'plugins/app/packs/service.ts is too long',
+  'plugins/app/purchases/repository.ts is too long',
+  'plugins/external/env.ts is too long',
+  'bench/auth.ts is too long',
+  'bench/lib.ts is too long',
+  'db/schema.ts is too long',
+]);
+
+function noNew(t: Test, rule: string, violations: string[]) {
+  const fresh = violations.filter((violation) => !KNOWN.has(violation));
+  t.same(fresh, [], `${rule}: none new`);
+}
+
+t.test('the walk reads the tree', async (t) => {
+  t.ok(files.length > 100, `${files.length} source files`);
+  t.ok(
+    edges.some((edge) => edge.from === 'app.ts' && edge.to === 'routes/api/index.ts'),
+    'it sees app.ts import the routes',
+  );
+  t.equal(repositoryDomain('plugins/app/wallets/repository.ts'), 'wallets');
+  t.equal(repositoryDomain('plugins/app/packs/serials-repository.ts'), 'packs');
+  t.equal(repositoryDomain('plugins/app/wallets/service.ts'), undefined);
+});
+
+t.test('config/ is plain TypeScript: no Fastify, nothing of the app', async (t) => {
+  const inConfig = files.filter((file) => file.startsWith('config/'));
+  noNew(
+    t,
+    'config -> app',
+    edges.filter((e) => e.from.startsWith('config/') && !e.to.startsWith('config/')).map(arrow),
+  );
+  noNew(
+    t,
+    'config -> fastify',
+    inConfig.flatMap((file) =>
+      packagesOf(file)
+        .filter((name) => name === 'fastify' || name.startsWith('@fastify/') || name === 'fastify-plugin')
+        .map((name) => `${file} -> ${name}`),
+    ),
+  );
+});
+
+t.test('dependencies point one way: config <- plugins/external <- plugins/app <- routes', async (t) => {
+  noNew(
+    t,
+    'plugins/external -> plugins/app',
+    edges.filter((e) => e.from.startsWith('plugins/external/') && e.to.startsWith('plugins/app/')).map(arrow),
+  );
+  noNew(
+    t,
+    'plugins or schemas -> routes',
+    edges.filter((e) => /^(plugins|schemas)\//.test(e.from) && e.to.startsWith('routes/')).map(arrow),
+  );
+  noNew(
+    t,
+    'schemas -> plugins',
+    edges.filter((e) => e.from.startsWith('schemas/') && e.to.startsWith('plugins/')).map(arrow),
+  );
+});
+
+t.test("a domain's repository is private to its folder", async (t) => {
+  noNew(
+    t,
+    'cross-domain repository imports',
+    edges
+      .filter((e) => {
+        const domain = repositoryDomain(e.to);
+        return domain !== undefined && !e.from.startsWith(`plugins/app/${domain}/`);
+      })
+      .map(arrow),
+  );
+});
+
+t.test(`no source file is longer than ${MAX_LINES} lines`, async (t) => {
+  noNew(
+    t,
+    'long files',
+    files
+      .map((file) => ({ file, lines: readFileSync(join(ROOT, file), 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > MAX_LINES)
+      .map(({ file }) => `${file} is too long`),
+  );
+});
