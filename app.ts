@@ -13,7 +13,7 @@ import usersPlugin from './plugins/app/users/index.js';
 import sessionsPlugin from './plugins/app/sessions/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
 import teamsPlugin from './plugins/app/teams/index.js';
-import demoPlugin from './plugins/app/demo.js';
+import demoPlugin from './plugins/app/demo/index.js';
 import idempotencyPlugin from './plugins/app/idempotency/index.js';
 import jobsPlugin from './plugins/app/jobs/index.js';
 import purchasesPlugin from './plugins/app/purchases/index.js';

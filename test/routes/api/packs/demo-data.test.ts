@@ -9,7 +9,7 @@ import { ADMIN } from '../../../support/catalog.js';
 
 const pluginsDir = fileURLToPath(new URL('../../../../plugins/app/', import.meta.url));
 const demoCodeExists = readdirSync(pluginsDir, { recursive: true }).some((name) =>
-  /(^|[\\/])demo[^\\/]*\.ts$/.test(String(name)),
+  /(^|[\\/])demo([\\/][^\\/]+|[^\\/]*)\.ts$/.test(String(name)),
 );
 const RARITIES = ['common', 'uncommon', 'rare', 'epic', 'legendary'];
 
