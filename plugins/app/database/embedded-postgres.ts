@@ -27,6 +27,8 @@ const OWNER_SETTING = 'pack_service.owner_pid';
 const SUPERUSER = 'postgres';
 export const EMBEDDED_DATABASE = 'pack_service';
 const START_TIMEOUT_MS = 60_000;
+/** How long a smart shutdown may wait for the last backends to notice their clients left. */
+const SMART_STOP_GRACE_MS = 2000;
 const STOP_TIMEOUT_MS = 30_000;
 
 /** Only what PostgreSQL's programs need: the service's secrets stay out of their environment. */
@@ -550,6 +552,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const stopServer = async () => {
       stopRequested = true;
       if (await waitForExit(server, 0)) return;
+      // Smart shutdown first: the service has ended its connections, but a backend may not have
+      // read the end of its socket yet; a fast shutdown would terminate it and log a FATAL line.
+      // A connection still open after the grace (a leak) gets the fast shutdown.
+      server.kill('SIGTERM');
+      if (await waitForExit(server, SMART_STOP_GRACE_MS)) return;
       server.kill('SIGINT');
       if (!(await waitForExit(server, STOP_TIMEOUT_MS))) {
         log.error(`embedded PostgreSQL did not stop within ${STOP_TIMEOUT_MS / 1000} s; sending SIGQUIT`);
