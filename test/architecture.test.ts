@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { PROJECT_ROOT } from './support/paths.js';
 
 // The rules of the house, read from the code's own imports (docs/architecture.md draws them):
 // dependencies point one way (config <- plugins/external <- plugins/app <- routes), a domain's
 // repository is private to its folder, and no source file grows past 400 lines.
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = PROJECT_ROOT;
 const SOURCE_ROOTS = ['app.ts', 'server.ts', 'config', 'plugins', 'routes', 'schemas', 'scripts', 'bench', 'db'];
 const MAX_LINES = 400;
 

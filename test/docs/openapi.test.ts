@@ -1,14 +1,15 @@
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { readFileSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
 import { generateOpenApiDocument } from '../../scripts/openapi-document.js';
+import { PROJECT_ROOT } from '../support/paths.js';
 
 const run = promisify(execFile);
-const committedPath = new URL('../../docs/openapi.json', import.meta.url);
-const projectRoot = new URL('../..', import.meta.url).pathname;
+const committedPath = join(PROJECT_ROOT, 'docs', 'openapi.json');
 
 type Json = Record<string, unknown>;
 interface Document {
@@ -103,7 +104,7 @@ t.test(
       { name: 'Proprietary: all rights reserved' },
       'a proprietary service: a name, no SPDX identifier, no link',
     );
-    const { license } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    const { license } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
       license?: string;
     };
     t.equal(license, 'UNLICENSED', "package.json says the same in npm's terms");
@@ -306,12 +307,12 @@ const ACCEPTED_WARNINGS: Record<string, string> = {
 };
 
 t.test('spectral (spectral:oas and the OWASP API Security ruleset) reports zero errors', async (t) => {
-  const bin = new URL('../../node_modules/.bin/spectral', import.meta.url).pathname;
+  const bin = join(PROJECT_ROOT, 'node_modules', '.bin', 'spectral');
   const { stdout } = await run(
     bin,
     ['lint', 'docs/openapi.json', '--ruleset', '.spectral.yaml', '--format', 'json', '--quiet'],
     {
-      cwd: projectRoot,
+      cwd: PROJECT_ROOT,
     },
   ).catch((error: { code?: number; stdout?: string }) => {
     // Spectral exits 1 when it finds errors and prints them; anything else means it did not run.
@@ -333,7 +334,7 @@ t.test('spectral (spectral:oas and the OWASP API Security ruleset) reports zero 
   const counts: Record<string, number> = {};
   for (const problem of problems) counts[problem.code] = (counts[problem.code] ?? 0) + 1;
   t.comment(`accepted warnings: ${JSON.stringify(counts)}`);
-  const rules = readFileSync(new URL('../../.spectral.yaml', import.meta.url), 'utf8');
+  const rules = readFileSync(join(PROJECT_ROOT, '.spectral.yaml'), 'utf8');
   t.match(rules, /"@stoplight\/spectral-owasp-ruleset"/, 'the OWASP ruleset is on');
   // Every override (a list item under `overrides:`) is introduced by a comment giving its reason.
   const lines = rules.split('\n');

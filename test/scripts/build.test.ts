@@ -3,14 +3,13 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { PROJECT_ROOT as projectRoot } from '../support/paths.js';
 
 /**
  * `npm start` runs scripts/build.mjs --if-stale first. A production install (npm ci --omit=dev)
  * has no TypeScript: a built tree must start without it, and a stale or missing build must say
  * what to do instead of failing on a missing `tsc`.
  */
-
-const projectRoot = new URL('../..', import.meta.url).pathname;
 
 /** A tree like a production install: sources, scripts/build.mjs, maybe dist/, no node_modules. */
 function productionTree(t: { teardown(fn: () => void): void }, built: boolean): string {

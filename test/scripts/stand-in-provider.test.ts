@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { standInPorts, startStandInProvider } from '../../scripts/stand-in-provider.js';
+import { nodeArgsFor, PROJECT_ROOT } from '../support/paths.js';
 
 /** `npm run stand-in-provider` as someone trying sign-in by hand meets it: its options and its token endpoint. */
 
 const run = promisify(execFile);
-const projectRoot = new URL('../..', import.meta.url).pathname;
 const USAGE = 'usage: npm run stand-in-provider [-- --apple-port 4001 --google-port 4002]';
 
 t.test('ports: the defaults, chosen ones, and a usage line for anything else', async (t) => {
@@ -26,11 +26,9 @@ t.test('ports: the defaults, chosen ones, and a usage line for anything else', a
 });
 
 t.test('run with a wrong option, it exits 2 with the problem and the usage line, not a stack', async (t) => {
-  const refused = await run(
-    process.execPath,
-    ['--import', 'tsx', 'scripts/stand-in-provider.ts', '--apple-port', 'x'],
-    { cwd: projectRoot },
-  ).then(
+  const refused = await run(process.execPath, [...nodeArgsFor('scripts/stand-in-provider.ts'), '--apple-port', 'x'], {
+    cwd: PROJECT_ROOT,
+  }).then(
     () => undefined,
     (error: { code: number; stderr: string }) => error,
   );

@@ -2,15 +2,15 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { bearer, buildTestApp, TEST_SECRET } from '../support/app.js';
+import { nodeArgsFor, PROJECT_ROOT } from '../support/paths.js';
 
 /** `npm run token` mints tokens that the app, configured with the same secret, accepts. */
 
 const run = promisify(execFile);
-const projectRoot = new URL('../..', import.meta.url).pathname;
 
 async function mint(args: string[], env: Record<string, string> = {}) {
-  return run(process.execPath, ['--import', 'tsx', 'scripts/token.ts', ...args], {
-    cwd: projectRoot,
+  return run(process.execPath, [...nodeArgsFor('scripts/token.ts'), ...args], {
+    cwd: PROJECT_ROOT,
     env: { PATH: process.env.PATH, AUTH_JWT_SECRET: TEST_SECRET, ...env },
   });
 }

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { drawPack, serverSeedHash } from '../../plugins/app/packs/draw.js';
+import { nodeArgsFor, PROJECT_ROOT } from '../support/paths.js';
 
 /** `npm run verify-open` checks a saved open result from the file alone. */
 
 const run = promisify(execFile);
-const projectRoot = new URL('../..', import.meta.url).pathname;
 const folder = mkdtempSync(join(tmpdir(), 'verify-open-'));
 t.teardown(() => rmSync(folder, { recursive: true, force: true }));
 
@@ -42,8 +42,8 @@ function saved(name: string, content: unknown): string {
 }
 
 const verify = (path: string) =>
-  run(process.execPath, ['--import', 'tsx', 'scripts/verify-open.ts', path], {
-    cwd: projectRoot,
+  run(process.execPath, [...nodeArgsFor('scripts/verify-open.ts'), path], {
+    cwd: PROJECT_ROOT,
     env: { PATH: process.env.PATH },
   });
 

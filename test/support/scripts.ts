@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
+import { nodeArgsFor, PROJECT_ROOT } from './paths.js';
 
 /** An operator script (`scripts/<name>.ts`) run as `npm run <name>` runs it, against one database. */
-
-const projectRoot = new URL('../..', import.meta.url).pathname;
 
 export function runScript(
   name: string,
@@ -10,8 +9,8 @@ export function runScript(
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `scripts/${name}.ts`, ...args], {
-      cwd: projectRoot,
+    const child = spawn(process.execPath, [...nodeArgsFor(`scripts/${name}.ts`), ...args], {
+      cwd: PROJECT_ROOT,
       env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
     });
     let stdout = '';

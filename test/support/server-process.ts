@@ -3,10 +3,9 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_SECRET } from './app.js';
+import { nodeArgsFor, PROJECT_ROOT } from './paths.js';
 
 /** `server.ts` run as its own process, as `npm start` runs it: for shutdown, restart and kill tests. */
-
-const projectRoot = new URL('../..', import.meta.url).pathname;
 
 /** Tests that start embedded servers of their own, whatever the suite's server: they run in `npm test` only. */
 export const onlyEmbedded = {
@@ -41,9 +40,9 @@ export function startServerProcess(
   wrap: string[] = [],
   options: { processGroup?: boolean } = {},
 ): ServerProcess {
-  const command = [...wrap, process.execPath, '--import', 'tsx', 'server.ts'];
+  const command = [...wrap, process.execPath, ...nodeArgsFor('server.ts')];
   const child = spawn(command[0] as string, command.slice(1), {
-    cwd: projectRoot,
+    cwd: PROJECT_ROOT,
     // MAX_EVENT_LOOP_DELAY=0 as in every test app: on a loaded machine the event loop lags by
     // design, and a 503 from the overload guard is not what these tests are about (seen in CI).
     env: {

@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import t from 'tap';
 import { buildApp } from '../../../app.js';
 import {
@@ -16,6 +15,7 @@ import {
   parseSize,
   parseTrustProxy,
 } from '../../../plugins/external/env.js';
+import { nodeArgsFor, PROJECT_ROOT } from '../../support/paths.js';
 
 /**
  * Configuration: defaults, every refusal naming its
@@ -28,7 +28,7 @@ import {
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 type Env = Record<string, string | undefined>;
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const _ROOT = PROJECT_ROOT;
 const PROD_SECRET = 'a-production-secret-of-at-least-32-characters';
 
 /** Asserts that loadConfig(env) throws a ConfigError whose message starts by naming `variable`. */
@@ -585,8 +585,7 @@ t.test('loadConfig(source, true) also reads .env from the working directory; the
 /** Runs the real server entry and returns its exit code and stderr (it must exit by itself). */
 function runServer(env: Env, cwd: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done, fail) => {
-    const loader = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-    const child = spawn(process.execPath, ['--import', loader, join(ROOT, 'server.ts')], {
+    const child = spawn(process.execPath, nodeArgsFor('server.ts'), {
       cwd, // no .env there
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

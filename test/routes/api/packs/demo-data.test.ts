@@ -1,13 +1,14 @@
 import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t from 'tap';
 import type { App } from '../../../../app.js';
 import { bearer, buildTestApp, createTestDatabase } from '../../../support/app.js';
 import { ADMIN } from '../../../support/catalog.js';
+import { PROJECT_ROOT } from '../../../support/paths.js';
 
 /** DEMO_DATA=true loads a small catalog into an empty database, once. */
 
-const pluginsDir = fileURLToPath(new URL('../../../../plugins/app/', import.meta.url));
+const pluginsDir = join(PROJECT_ROOT, 'plugins', 'app');
 const demoCodeExists = readdirSync(pluginsDir, { recursive: true }).some((name) =>
   /(^|[\\/])demo([\\/][^\\/]+|[^\\/]*)\.ts$/.test(String(name)),
 );

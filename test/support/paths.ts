@@ -1,0 +1,17 @@
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../plugins/app/database/paths.js';
+
+export { PROJECT_ROOT };
+
+/** True when the suite runs from its compiled copy in .build/ (`npm test`), false under tsx (`npm run test:file`). */
+export const COMPILED = import.meta.url.endsWith('.js');
+
+/**
+ * The node arguments that run a project file (`server.ts`, `scripts/token.ts`) from PROJECT_ROOT
+ * the way this suite runs: compiled when the suite is, through tsx otherwise.
+ */
+export function nodeArgsFor(sourceFile: string): string[] {
+  return COMPILED
+    ? [join(PROJECT_ROOT, '.build', sourceFile.replace(/\.ts$/, '.js'))]
+    : ['--import', 'tsx', join(PROJECT_ROOT, sourceFile)];
+}
