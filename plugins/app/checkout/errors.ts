@@ -1,6 +1,6 @@
 import { NotFoundError, ServiceUnavailableError } from '../errors.js';
 
-/** The errors of orders that checkout makes in more than one place. */
+/** Checkout's error factories, made in one place (inline throws of a single use stay where they are). */
 
 /** A fan's order that is not theirs answers as one that does not exist. */
 export const orderNotFound = () => new NotFoundError('order_not_found', 'You have no order with this id.');
