@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import {
   Envelope,
   Id,
@@ -112,3 +112,46 @@ export const StripeEventBody = Type.Object(
     description: 'A Stripe event as Stripe sends it, unchanged: the Stripe-Signature header covers these exact bytes',
   },
 );
+export type StripeEvent = Static<typeof StripeEventBody>;
+
+// The Stripe objects the webhook reads, trimmed to the fields read: Stripe adds others at will, and
+// they pass. Not part of the API document: an event's object is checked against its type's schema
+// once the signature is verified, so the handlers read it typed. A field Stripe may leave null (or
+// an older event may lack) is optional and nullable, as the handlers always took it.
+
+const StripeId = Type.String({ maxLength: 255 });
+/** A PaymentIntent, by id or expanded. */
+const PaymentIntentRef = Type.Optional(Nullable(Type.Union([StripeId, Type.Object({ id: StripeId })])));
+const OptionalNullable = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
+
+/** A Checkout Session (`checkout.session.*` events, and the sessions the service reads back). */
+export const StripeCheckoutSession = Type.Object({
+  id: StripeId,
+  /** The order id, as the service made the session. */
+  client_reference_id: OptionalNullable(Type.String()),
+  metadata: OptionalNullable(Type.Object({ orderId: Type.Optional(Type.String()) })),
+  status: OptionalNullable(Type.String()),
+  payment_status: OptionalNullable(Type.String()),
+  amount_total: OptionalNullable(Type.Integer()),
+  currency: OptionalNullable(Type.String()),
+  payment_intent: PaymentIntentRef,
+});
+export type StripeCheckoutSession = Static<typeof StripeCheckoutSession>;
+
+/** A charge (`charge.refunded`): `amount_refunded` is the total refunded so far. */
+export const StripeCharge = Type.Object({
+  id: StripeId,
+  amount: Type.Integer(),
+  amount_refunded: Type.Integer(),
+  refunded: OptionalNullable(Type.Boolean()),
+  payment_intent: PaymentIntentRef,
+});
+export type StripeCharge = Static<typeof StripeCharge>;
+
+/** A dispute (`charge.dispute.*`). */
+export const StripeDispute = Type.Object({
+  id: StripeId,
+  status: Type.String(),
+  payment_intent: PaymentIntentRef,
+});
+export type StripeDispute = Static<typeof StripeDispute>;

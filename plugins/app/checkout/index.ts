@@ -1,44 +1,33 @@
 import fp from 'fastify-plugin';
+import type { StripeEvent } from '../../../schemas/checkout.js';
+import { createStripeGateway } from './gateway.js';
 import { type CheckoutService, createCheckoutService } from './service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     checkout: CheckoutService;
     /** Verifies a Stripe webhook over its raw bytes; null when checkout is not configured. */
-    verifyStripeEvent: ((payload: Buffer, signature: string) => import('stripe').Stripe.Event) | null;
+    verifyStripeEvent: ((payload: Buffer, signature: string) => StripeEvent) | null;
   }
 }
 
-/** Stripe tolerates 5 minutes between signing a webhook and its arrival. */
-const WEBHOOK_TOLERANCE_SECONDS = 300;
-
-/** Orders of coin bundles, paid through Stripe Checkout (the official SDK). */
+/** Orders of coin bundles, paid through Stripe Checkout (the official SDK); coins move through wallets. */
 export default fp(
   async (fastify) => {
     const config = fastify.config.checkout;
-    const stripe = config
-      ? new (await import('stripe')).default(config.secretKey, {
-          maxNetworkRetries: 1,
-          timeout: 10_000,
-          telemetry: false,
-          // STRIPE_API_BASE points at a local stand-in in tests and development.
-          ...(config.apiBase
-            ? {
-                host: config.apiBase.hostname,
-                port: config.apiBase.port || (config.apiBase.protocol === 'https:' ? 443 : 80),
-                protocol: config.apiBase.protocol.replace(':', '') as 'http' | 'https',
-              }
-            : {}),
-        })
-      : null;
-    fastify.decorate('checkout', createCheckoutService(fastify.db, stripe, config, fastify.log));
+    const gateway = config ? await createStripeGateway(config) : null;
     fastify.decorate(
-      'verifyStripeEvent',
-      stripe && config
-        ? (payload: Buffer, signature: string) =>
-            stripe.webhooks.constructEvent(payload, signature, config.webhookSecret, WEBHOOK_TOLERANCE_SECONDS)
-        : null,
+      'checkout',
+      createCheckoutService({
+        db: fastify.db,
+        gateway,
+        config,
+        log: fastify.log,
+        wallets: fastify.wallets,
+        products: fastify.products,
+      }),
     );
+    fastify.decorate('verifyStripeEvent', gateway ? gateway.verifyEvent : null);
   },
   { name: 'checkout', dependencies: ['db', 'products', 'wallets'] },
 );

@@ -1,15 +1,13 @@
+import type { StripeCharge, StripeCheckoutSession } from '../../../schemas/checkout.js';
 import type { OrderReviewReason } from '../../../schemas/enums.js';
 
 /** Pure rules of orders paid through Stripe Checkout. */
 
-/** What fulfilment reads of a Checkout Session (Stripe's object, trimmed to what matters here). */
-export interface PaidSession {
-  id: string;
-  payment_status?: string | null;
-  amount_total?: number | null;
-  currency?: string | null;
-  payment_intent?: string | { id: string } | null;
-}
+/** What fulfilment reads of a Checkout Session. */
+export type PaidSession = Pick<
+  StripeCheckoutSession,
+  'id' | 'payment_status' | 'amount_total' | 'currency' | 'payment_intent'
+>;
 
 export interface OrderTerms {
   amount: number;
@@ -67,7 +65,7 @@ export function paymentIntentId(session: PaidSession): string | null {
 }
 
 /** A refund that gives back the whole charge (as paid, which may differ from the order when it did not match). */
-export const isFullRefund = (charge: { amount: number; amount_refunded: number; refunded?: boolean | null }) =>
+export const isFullRefund = (charge: Pick<StripeCharge, 'amount' | 'amount_refunded' | 'refunded'>) =>
   charge.refunded === true || charge.amount_refunded >= charge.amount;
 
 /**

@@ -7,12 +7,13 @@ import type {
   UpdateProductBody,
 } from '../../../schemas/products.js';
 import type { DatabaseHandle } from '../db.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError } from '../errors.js';
+import { priceNotFound, productNotFound } from './errors.js';
 import * as repository from './repository.js';
 import { bundleCoins } from './rules.js';
 
-const productNotFound = () => new NotFoundError('product_not_found', 'No product with this id.');
-const priceNotFound = () => new NotFoundError('price_not_found', 'No price with this id.');
+/** A bundle as sold, without its prices. */
+export type ProductSummary = Omit<Product, 'prices'>;
 
 export function toPrice(row: PriceRow): Price {
   return {
@@ -25,7 +26,7 @@ export function toPrice(row: PriceRow): Price {
   };
 }
 
-function toProduct(row: ProductRow & { prices: PriceRow[] }): Product {
+function toProductSummary(row: ProductRow): ProductSummary {
   return {
     id: row.id,
     name: row.name,
@@ -34,10 +35,13 @@ function toProduct(row: ProductRow & { prices: PriceRow[] }): Product {
     bonusCoins: row.bonusCoins,
     active: row.active,
     sortOrder: row.sortOrder,
-    prices: row.prices.map(toPrice),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+function toProduct(row: ProductRow & { prices: PriceRow[] }): Product {
+  return { ...toProductSummary(row), prices: row.prices.map(toPrice) };
 }
 
 /** Coin bundles and their prices: what fans can buy coins with. */
@@ -56,6 +60,18 @@ export function createProductsService(db: DatabaseHandle) {
       const row = await repository.findProduct(db.orm, id);
       if (!row) throw productNotFound();
       return toProduct(await repository.productWithPrices(db.orm, row));
+    },
+
+    /** A bundle, on sale or not, without its prices; undefined for an unknown id. */
+    async findProduct(id: string): Promise<ProductSummary | undefined> {
+      const row = await repository.findProduct(db.orm, id);
+      return row ? toProductSummary(row) : undefined;
+    },
+
+    /** A price, active or not; undefined for an unknown id. */
+    async findPrice(id: string): Promise<Price | undefined> {
+      const row = await repository.findPrice(db.orm, id);
+      return row ? toPrice(row) : undefined;
     },
 
     create(body: CreateProductBody): Promise<Product> {

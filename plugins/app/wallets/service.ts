@@ -1,10 +1,20 @@
 import type { LedgerRow } from '../../../db/schema.js';
-import type { AppError } from '../errors.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
 import type { Database, DatabaseHandle } from '../db.js';
+import type { AppError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { userExists, userNotFound } from '../users/repository.js';
-import { appendLedgerEntries, appendLedgerEntry, balanceOf, type LedgerChange, listLedger } from './repository.js';
+import {
+  appendLedgerEntries,
+  appendLedgerEntry,
+  balanceOf,
+  type LedgerChange,
+  listLedger,
+  lockedBalance,
+} from './repository.js';
+
+/** A credit or a debit another domain makes: `amount` is the positive number of coins moved. */
+export type WalletMove = LedgerChange;
 
 export function toLedgerEntry(row: LedgerRow): LedgerEntry {
   return {
@@ -18,6 +28,12 @@ export function toLedgerEntry(row: LedgerRow): LedgerEntry {
   };
 }
 
+/** A credit or debit is a positive whole number of coins; its sign is the method's. */
+function positive(amount: number): number {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new RangeError('a credit or debit is a positive integer');
+  return amount;
+}
+
 export function createWalletsService(db: DatabaseHandle) {
   return {
     async wallet(userId: string): Promise<Wallet> {
@@ -27,6 +43,30 @@ export function createWalletsService(db: DatabaseHandle) {
     async transactions(userId: string, query: LedgerQuery) {
       const page = await listLedger(db.orm, userId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
       return { items: page.items.map(toLedgerEntry), nextCursor: page.nextCursor };
+    },
+
+    /**
+     * A user's balance (0 without a wallet), read in `tx`; with `lock`, the wallet's row is held
+     * until the transaction ends, so a decision made on the balance still holds when it is written.
+     */
+    balance(tx: Database, userId: string, options: { lock?: boolean } = {}): Promise<number> {
+      return options.lock ? lockedBalance(tx, userId) : balanceOf(tx, userId);
+    },
+
+    /**
+     * Adds `amount` coins in the caller's transaction: one ledger entry. Throws balance_limit, and
+     * writes nothing, past the largest balance.
+     */
+    async credit(tx: Database, move: WalletMove, now = new Date()): Promise<LedgerEntry> {
+      return toLedgerEntry(await appendLedgerEntry(tx, { ...move, amount: positive(move.amount) }, now));
+    },
+
+    /**
+     * Takes `amount` coins in the caller's transaction: one ledger entry of `-amount`. Throws
+     * insufficient_funds, and writes nothing, when the balance would go below zero.
+     */
+    async debit(tx: Database, move: WalletMove, now = new Date()): Promise<LedgerEntry> {
+      return toLedgerEntry(await appendLedgerEntry(tx, { ...move, amount: -positive(move.amount) }, now));
     },
 
     /**

@@ -863,3 +863,22 @@ t.test('Stripe is not rate limited by address: a burst of deliveries is answered
     'the rest of the API keeps its limit',
   );
 });
+
+t.test('a signed event whose object cannot be read: 500 and not recorded, so Stripe delivers it again', async (t) => {
+  const { stripe, app, price, fan } = await checkoutSetup(t, 'fan-unreadable');
+  const { id, session } = await paidOrder(app, stripe, fan, price.id);
+  const before = await balanceOf(app, fan);
+  const { amount_refunded: _, ...unreadable } = stripe.charge(session, 999) as Record<string, unknown>;
+  const event = stripe.event('charge.refunded', unreadable);
+  const recorded = async () =>
+    (await app.db.orm.select().from(stripeEvents).where(eq(stripeEvents.id, event.id))).length;
+  expectStatus(await deliver(app, event.body), 500, 'a charge without amount_refunded');
+  t.equal(await recorded(), 0, 'the event is not recorded');
+  t.equal(await balanceOf(app, fan), before, 'no coins moved');
+  t.match(await orderRow(app, id), { status: 'fulfilled', amountRefunded: 0 });
+  const readable = stripe.event('charge.refunded', stripe.charge(session, 999), event.id);
+  expectStatus(await deliver(app, readable.body), 200, 'the same event, readable');
+  t.equal(await recorded(), 1);
+  t.equal(await balanceOf(app, fan), before - 1100, 'handled once it can be read');
+  t.same(await economyViolations(app), []);
+});
