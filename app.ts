@@ -4,6 +4,7 @@ import { type Serializer, type SerializerFactory, SerializerSelector } from '@fa
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
+import type { AppConfig } from './config/index.js';
 import accessPlugin from './plugins/app/access.js';
 import dbPlugin, { openDatabase } from './plugins/app/db.js';
 import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-guard.js';
@@ -28,7 +29,7 @@ import errorsPlugin, {
   ValidationError,
 } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
-import envPlugin, { type AppConfig } from './plugins/external/env.js';
+import envPlugin from './plugins/external/env.js';
 import helmetPlugin from './plugins/external/helmet.js';
 import jwtPlugin from './plugins/external/jwt.js';
 import rateLimitPlugin from './plugins/external/rate-limit.js';

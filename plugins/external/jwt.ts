@@ -5,7 +5,7 @@ import { createJwksKeyResolver, JwksUnavailableError, UnknownKeyError } from '..
 import { subjectProblem } from '../app/auth/rules.js';
 import { loadSessionKeyring, type SessionKeyring } from '../app/sessions/keys.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../app/errors.js';
-import type { KeySource } from './env.js';
+import type { KeySource } from '../../config/index.js';
 
 /**
  * Bearer-token verification with @fastify/jwt, for two issuers:

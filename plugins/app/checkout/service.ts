@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type Stripe from 'stripe';
 import type { OrderRow } from '../../../db/schema.js';
 import type { AdminOrder, Order } from '../../../schemas/checkout.js';
-import type { CheckoutConfig } from '../../external/env.js';
+import type { CheckoutConfig } from '../../../config/index.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';

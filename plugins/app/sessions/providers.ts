@@ -1,5 +1,6 @@
 import { createVerifier } from 'fast-jwt';
-import type { MobileProvider, ProviderConfig } from '../../external/env.js';
+import type { ProviderConfig } from '../../../config/index.js';
+import type { MobileProvider } from '../../../schemas/enums.js';
 import { CLOCK_TOLERANCE_MS, headerProblem, issuedInFuture } from '../../external/jwt.js';
 import { createJwksKeyResolver, JwksUnavailableError } from '../auth/jwks.js';
 import { cleanDisplayName, subjectProblem } from '../auth/rules.js';

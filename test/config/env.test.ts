@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
-import { buildApp } from '../../../app.js';
+import { buildApp } from '../../app.js';
 import {
   type AppConfig,
   ConfigError,
@@ -15,7 +15,7 @@ import {
   parseDuration,
   parseSize,
   parseTrustProxy,
-} from '../../../plugins/external/env.js';
+} from '../../config/index.js';
 
 /**
  * Configuration: defaults, every refusal naming its
@@ -28,7 +28,7 @@ import {
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 type Env = Record<string, string | undefined>;
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PROD_SECRET = 'a-production-secret-of-at-least-32-characters';
 
 /** Asserts that loadConfig(env) throws a ConfigError whose message starts by naming `variable`. */
