@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { IdentityRow, SessionRow } from '../../../db/schema.js';
-import { bearerTokenOf, callerOf } from '../../../plugins/app/auth.js';
+import { bearerTokenOf, callerOf } from '../../../plugins/app/auth/index.js';
 import { NotFoundError, OAuthError, UnauthorizedError } from '../../../plugins/app/errors.js';
 import { hashRefreshToken } from '../../../plugins/app/sessions/rules.js';
 import type { SessionsService } from '../../../plugins/app/sessions/service.js';
