@@ -4,14 +4,19 @@ import { type Serializer, type SerializerFactory, SerializerSelector } from '@fa
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
+import type { AppConfig } from './config/index.js';
 import accessPlugin from './plugins/app/access.js';
+import tokensPlugin from './plugins/app/auth/tokens.js';
 import dbPlugin, { openDatabase } from './plugins/app/db.js';
 import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-guard.js';
 import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
-import authPlugin from './plugins/app/auth.js';
+import authPlugin from './plugins/app/auth/index.js';
 import usersPlugin from './plugins/app/users/index.js';
 import sessionsPlugin from './plugins/app/sessions/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
+import loadSheddingPlugin from './plugins/app/load-shedding.js';
+import { shapeDocument } from './plugins/app/openapi.js';
+import rateLimitsPlugin, { callerKey } from './plugins/app/rate-limits.js';
 import teamsPlugin from './plugins/app/teams/index.js';
 import demoPlugin from './plugins/app/demo/index.js';
 import idempotencyPlugin from './plugins/app/idempotency/index.js';
@@ -28,14 +33,12 @@ import errorsPlugin, {
   ValidationError,
 } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
-import envPlugin, { type AppConfig } from './plugins/external/env.js';
+import envPlugin from './plugins/external/env.js';
 import helmetPlugin from './plugins/external/helmet.js';
-import jwtPlugin from './plugins/external/jwt.js';
 import rateLimitPlugin from './plugins/external/rate-limit.js';
 import sensiblePlugin from './plugins/external/sensible.js';
 import swaggerPlugin from './plugins/external/swagger.js';
 import swaggerUiPlugin from './plugins/external/swagger-ui.js';
-import underPressurePlugin from './plugins/external/under-pressure.js';
 import apiRoutes from './routes/api/index.js';
 import wellKnownRoutes from './routes/well-known/index.js';
 import { SHARED_SCHEMAS } from './schemas/index.js';
@@ -245,15 +248,17 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(errorsPlugin);
   await app.register(accessPlugin);
 
-  // plugins/external
+  // plugins/external, with their policy from plugins/app. Token verification (@fastify/jwt) and
+  // load shedding (@fastify/under-pressure) are policy themselves: plugins/app registers them, here,
+  // so that every later hook and route meets them as before.
   await app.register(envPlugin, { config });
   await app.register(sensiblePlugin);
   await app.register(helmetPlugin);
   await app.register(corsPlugin);
-  await app.register(jwtPlugin);
-  await app.register(rateLimitPlugin);
-  await app.register(underPressurePlugin);
-  await app.register(swaggerPlugin);
+  await app.register(tokensPlugin);
+  await app.register(rateLimitPlugin, { keyGenerator: callerKey(app) });
+  await app.register(loadSheddingPlugin);
+  await app.register(swaggerPlugin, { shapeDocument });
   await app.register(swaggerUiPlugin);
 
   // plugins/app. The database opens outside Fastify's 10 s plugin timeout: a first start runs
@@ -264,6 +269,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(usersPlugin);
     await app.register(sessionsPlugin);
     await app.register(authPlugin);
+    await app.register(rateLimitsPlugin);
     await app.register(teamsPlugin);
     await app.register(catalogPlugin);
     await app.register(walletsPlugin);

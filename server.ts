@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './plugins/external/env.js';
+import { ConfigError, loadConfig } from './config/index.js';
 
 /** Reads the configuration, starts the app and shuts it down gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {

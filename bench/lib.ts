@@ -9,7 +9,7 @@ import { createSigner } from 'fast-jwt';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type DatabaseHandle } from '../plugins/app/db.js';
-import { loadConfig } from '../plugins/external/env.js';
+import { loadConfig } from '../config/index.js';
 import { DATABASE_ENGINES, type DatabaseEngine } from '../schemas/enums.js';
 import type { ReferenceKind } from './reference-kinds.js';
 

@@ -69,6 +69,7 @@ export const USER_ORIGINS = ['external', 'mobile'] as const;
 
 /** Sign-in providers of the mobile apps. */
 export const MOBILE_PROVIDERS = ['apple', 'google'] as const;
+export type MobileProvider = (typeof MOBILE_PROVIDERS)[number];
 
 export const MobileProvider = StringEnum(MOBILE_PROVIDERS, {
   $id: 'MobileProvider',

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stamp = join(root, 'dist', '.build-stamp');
-const SOURCE_DIRECTORIES = ['plugins', 'routes', 'schemas', 'db', 'scripts'];
+const SOURCE_DIRECTORIES = ['config', 'plugins', 'routes', 'schemas', 'db', 'scripts'];
 const SOURCE_FILES = ['app.ts', 'server.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 function newestSource() {

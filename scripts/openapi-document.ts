@@ -1,5 +1,5 @@
 import { buildApp } from '../app.js';
-import { loadConfig } from '../plugins/external/env.js';
+import { loadConfig } from '../config/index.js';
 
 /**
  * The OpenAPI document as the app generates it, from fixed settings (defaults, an in-memory

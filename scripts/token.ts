@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createSigner } from 'fast-jwt';
-import { loadConfig } from '../plugins/external/env.js';
+import { loadConfig } from '../config/index.js';
 
 /**
  * Prints a development token signed with the configured HS256 secret:

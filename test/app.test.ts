@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import t from 'tap';
 import { securityHeaders } from '../plugins/external/helmet.js';
 import { buildApp } from '../app.js';
-import { loadConfig } from '../plugins/external/env.js';
+import { loadConfig } from '../config/index.js';
 import { bearer, buildTestApp, createTestDatabase, TEST_ENV, tokenFor } from './support/app.js';
 
 /** Behaviour of the app factory itself: shutdown, request ids, security headers. */

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import pg from 'pg';
 import * as schema from '../../db/schema.js';
 import type { DatabaseEngine } from '../../schemas/enums.js';
-import type { AppConfig } from '../external/env.js';
+import type { AppConfig } from '../../config/index.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { MIGRATIONS_FOLDER } from './database/paths.js';
 import { DatabaseUnreachableError, destroyConnection, watchDatabase } from './database/watch.js';

@@ -1,36 +1,18 @@
 import fastifyRateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
-import type { FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { keepRedisConnectionLive, REDIS_COMMAND_TIMEOUT_MS } from './redis-keepalive.js';
-import { bearerTokenOf } from '../app/auth.js';
-import { AppError } from '../app/errors.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /**
-     * A preHandler adding a limit of its own to a route, on top of the global one: `max` calls
-     * per `windowMs` per signed-in caller, counted in the same store (Redis when configured).
-     */
-    perCallerLimit(options: { name: string; max: number; windowMs: number; what: string }): preHandlerAsyncHookHandler;
-    /**
-     * A limit on a key the route chooses (an IP address, a provider subject, a session): resolves
-     * when the call is allowed, throws 429 `rate_limited` with Retry-After when not. Same store.
-     */
-    keyedLimit(options: {
-      name: string;
-      max: number;
-      windowMs: number;
-      what: string;
-    }): (request: FastifyRequest, key: string) => Promise<void>;
-  }
+export interface RateLimitOptions {
+  /**
+   * Whose bucket a request counts in (the policy, plugins/app/rate-limits.ts). It must give
+   * `ip:<address>` for a request without an Authorization header: the catalog's fast path below
+   * counts those itself, in the same bucket.
+   */
+  keyGenerator: (request: FastifyRequest) => string | Promise<string>;
 }
 
-/**
- * The global rate limit: per user when the request carries a valid token, else per IP (so a
- * forged token cannot buy its sender a fresh bucket). In memory for one instance; in Redis when
- * REDIS_URL is set, so every instance counts against the same limit.
- */
 /** Callers (IPs and users) the in-memory store remembers, the plugin's default. */
 const LOCAL_STORE_KEYS = 5000;
 
@@ -55,8 +37,12 @@ export function describeWindow(ms: number): string {
   return `${count} ${unit[0]}${count === 1 ? '' : 's'}`;
 }
 
-export default fp(
-  async (fastify) => {
+/**
+ * The global rate limit, per the caller key it is given. In memory for one instance; in Redis when
+ * REDIS_URL is set, so every instance counts against the same limit.
+ */
+export default fp<RateLimitOptions>(
+  async (fastify, { keyGenerator }) => {
     const { rateLimit, redisUrl } = fastify.config;
     // ioredis is loaded only when configured; most single-instance setups never need it.
     const redis = redisUrl
@@ -76,17 +62,6 @@ export default fp(
         stopKeepAlive();
         await redis.quit().catch(() => redis.disconnect());
       });
-    }
-
-    // Synchronous for anonymous requests: the public catalog's hot path pays no promise for it.
-    function callerKey(request: FastifyRequest): string | Promise<string> {
-      if (!request.headers.authorization) return `ip:${request.ip}`;
-      return fastify.verifyBearer(request).then(
-        // A logged-out token counts against its sender's address, not against the user it names.
-        (token) =>
-          fastify.sessions?.isRevoked(token, bearerTokenOf(request)) ? `ip:${request.ip}` : `user:${token.sub}`,
-        () => `ip:${request.ip}`,
-      );
     }
 
     const limitExceeded = (ttlMs: number) => ({
@@ -143,51 +118,11 @@ export default fp(
         : { store: sharedStore(localStore as FastifyRateLimitStore) }),
       // A store outage should not take the API down with it.
       skipOnError: true,
-      keyGenerator: callerKey,
+      keyGenerator,
       errorResponseBuilder: (_request, context) => limitExceeded(context.ttl),
     });
     // The plugin's own check, for the catalog reads that carry a token.
     const pluginCheck = fastify.rateLimit();
-
-    const keyedLimit = ({
-      name,
-      max,
-      windowMs,
-      what,
-    }: {
-      name: string;
-      max: number;
-      windowMs: number;
-      what: string;
-    }) => {
-      const keys = new WeakMap<FastifyRequest, string>();
-      const limiter = fastify.createRateLimit({
-        max,
-        timeWindow: windowMs,
-        keyGenerator: (request) => `${name}:${keys.get(request) ?? `ip:${request.ip}`}`,
-      });
-      return async (request: FastifyRequest, key: string) => {
-        keys.set(request, key);
-        const result = await limiter(request);
-        if (!result.isAllowed && result.isExceeded) {
-          throw new AppError(
-            429,
-            'rate_limited',
-            `Too many ${what}: the limit is ${max} per ${Math.round(windowMs / 1000)} s. Retry after ${result.ttlInSeconds} s.`,
-            {
-              headers: { 'retry-after': String(result.ttlInSeconds) },
-            },
-          );
-        }
-      };
-    };
-    fastify.decorate('keyedLimit', keyedLimit);
-
-    fastify.decorate('perCallerLimit', (options: { name: string; max: number; windowMs: number; what: string }) => {
-      const limit = keyedLimit(options);
-      // Runs after authentication: the caller is known.
-      return (request) => limit(request, request.caller?.id ?? `ip:${request.ip}`);
-    });
   },
-  { name: 'rate-limit', dependencies: ['env', 'jwt'] },
+  { name: 'rate-limit', dependencies: ['env'] },
 );

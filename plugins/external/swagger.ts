@@ -1,6 +1,5 @@
 import fastifySwagger from '@fastify/swagger';
 import fp from 'fastify-plugin';
-import { type OpenApiDocument, shapeDocument } from '../app/openapi.js';
 
 /** The API's groups, in the order Swagger UI shows them; the document keeps those that have operations. */
 export const API_TAGS = [
@@ -23,9 +22,14 @@ export const API_TAGS = [
   { name: 'Misc', description: 'Health and readiness' },
 ];
 
+export interface SwaggerOptions {
+  /** The last shaping of the generated document: what routes cannot say one by one (plugins/app/openapi.ts). */
+  shapeDocument: (document: never) => unknown;
+}
+
 /** The OpenAPI 3.1 document, generated from the routes' TypeBox schemas. */
-export default fp(
-  async (fastify) => {
+export default fp<SwaggerOptions>(
+  async (fastify, { shapeDocument }) => {
     const { publicBaseUrl, devBaseUrl } = fastify.config;
     // The first server is relative, so Swagger UI calls the origin it was opened from. Every server
     // is for the public (x-internal: false).
@@ -40,8 +44,7 @@ export default fp(
     ];
     await fastify.register(fastifySwagger, {
       // Shared schemas are components named by their $id (Pack, Error, ...), not def-0, def-1.
-      transformObject: (generated) =>
-        shapeDocument((generated as { openapiObject: unknown }).openapiObject as OpenApiDocument) as never,
+      transformObject: (generated) => shapeDocument((generated as { openapiObject: never }).openapiObject) as never,
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, index) =>
           typeof json.$id === 'string' ? json.$id : `def-${index}`,

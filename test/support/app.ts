@@ -1,6 +1,6 @@
 import { createSigner } from 'fast-jwt';
 import { buildApp, type App } from '../../app.js';
-import { loadConfig } from '../../plugins/external/env.js';
+import { loadConfig } from '../../config/index.js';
 import { generateSigningKeyPem } from '../../plugins/app/sessions/keys.js';
 import { createTestDatabase } from './test-database.js';
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type t from 'tap';
 
-/** Hand-built tokens and the shapes the JWT tests share (test/plugins/external/jwt*.test.ts). */
+/** Hand-built tokens and the shapes the JWT tests share (test/plugins/app/auth/tokens*.test.ts). */
 
 /** A subtest's `t` (the last overload of t.test takes only the callback). */
 export type Test = Parameters<Parameters<typeof t.test>[0]>[0];

@@ -1,5 +1,5 @@
 import type { StripeCheckoutSession, StripeEvent } from '../../../schemas/checkout.js';
-import type { CheckoutConfig } from '../../external/env.js';
+import type { CheckoutConfig } from '../../../config/index.js';
 
 /** Stripe tolerates 5 minutes between signing a webhook and its arrival. */
 const WEBHOOK_TOLERANCE_SECONDS = 300;

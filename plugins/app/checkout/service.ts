@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { OrderRow } from '../../../db/schema.js';
 import type { AdminOrder, Order, StripeCheckoutSession, StripeEvent } from '../../../schemas/checkout.js';
-import type { CheckoutConfig } from '../../external/env.js';
+import type { CheckoutConfig } from '../../../config/index.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ErrorEnvelope, errorResponses } from '../../../schemas/common.js';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../auth/index.js';
 import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../db.js';
 import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';

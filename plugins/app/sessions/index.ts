@@ -1,7 +1,7 @@
 import type { JWT } from '@fastify/jwt';
 import fp from 'fastify-plugin';
-import type { MobileProvider } from '../../external/env.js';
-import { CLOCK_TOLERANCE_MS } from '../../external/jwt.js';
+import type { MobileProvider } from '../../../schemas/enums.js';
+import { CLOCK_TOLERANCE_MS } from '../auth/tokens.js';
 import { keepRedisConnectionLive, REDIS_COMMAND_TIMEOUT_MS } from '../../external/redis-keepalive.js';
 import { createIdTokenVerifier, type IdTokenVerifier } from './providers.js';
 import { createSessionsRepository, REVOCATION_CHANNEL } from './repository.js';

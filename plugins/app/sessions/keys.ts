@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../../external/env.js';
+import { ConfigError } from '../../../config/index.js';
 
 /**
  * The keys that sign and verify the service's own access tokens: the current one (signs) and,

@@ -1,6 +1,7 @@
 import { createVerifier } from 'fast-jwt';
-import type { MobileProvider, ProviderConfig } from '../../external/env.js';
-import { CLOCK_TOLERANCE_MS, headerProblem, issuedInFuture } from '../../external/jwt.js';
+import type { ProviderConfig } from '../../../config/index.js';
+import type { MobileProvider } from '../../../schemas/enums.js';
+import { CLOCK_TOLERANCE_MS, headerProblem, issuedInFuture } from '../auth/tokens.js';
 import { createJwksKeyResolver, JwksUnavailableError } from '../auth/jwks.js';
 import { cleanDisplayName, subjectProblem } from '../auth/rules.js';
 import type { ProviderProfile } from './repository.js';

@@ -13,7 +13,7 @@ import {
   users,
 } from '../../../db/schema.js';
 import type { SESSION_END_REASONS } from '../../../schemas/enums.js';
-import type { MobileProvider } from '../../external/env.js';
+import type { MobileProvider } from '../../../schemas/enums.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { ConflictError, UnauthorizedError } from '../errors.js';
 import { userExists } from '../users/repository.js';

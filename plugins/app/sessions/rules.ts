@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { MobileProvider } from '../../external/env.js';
+import type { MobileProvider } from '../../../schemas/enums.js';
 
 /** Pure rules of sessions: refresh-token format, hashing and sealing, nonces, revocation keys. */
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { MobileProvider, SessionsConfig } from '../../external/env.js';
-import type { VerifiedToken } from '../../external/jwt.js';
+import type { SessionsConfig } from '../../../config/index.js';
+import type { MobileProvider } from '../../../schemas/enums.js';
+import type { VerifiedToken } from '../auth/tokens.js';
 import { NotFoundError, OAuthError, ServiceUnavailableError, UnauthorizedError, ValidationError } from '../errors.js';
 import { IdTokenRejected, type IdTokenVerifier, JwksUnavailableError } from './providers.js';
 import type { ProviderProfile, SessionsRepository } from './repository.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { callerOf } from '../../../plugins/app/auth.js';
+import { callerOf } from '../../../plugins/app/auth/index.js';
 import {
   CheckoutSessionResponse,
   CreateCheckoutBody,

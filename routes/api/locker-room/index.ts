@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../../../plugins/app/auth.js';
+import { callerOf } from '../../../plugins/app/auth/index.js';
 import { errorResponses } from '../../../schemas/common.js';
 import {
   LockerRoomTotalsResponse,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { UserRow } from '../../../db/schema.js';
-import { bearerTokenOf, type Caller, callerOf } from '../../../plugins/app/auth.js';
+import { bearerTokenOf, type Caller, callerOf } from '../../../plugins/app/auth/index.js';
 import { NotFoundError } from '../../../plugins/app/errors.js';
 import { errorResponses } from '../../../schemas/common.js';
 import { CurrentUserResponse, type CurrentUser, UpdateCurrentUserBody } from '../../../schemas/user.js';

@@ -16,7 +16,7 @@ import errorsPlugin, {
   ValidationError,
   validationDetails,
 } from '../../../plugins/app/errors.js';
-import { loadConfig } from '../../../plugins/external/env.js';
+import { loadConfig } from '../../../config/index.js';
 import { bearer, buildTestApp, createTestDatabase, TEST_ENV, tokenFor } from '../../support/app.js';
 
 /** Ids the app generates: a per-process random prefix and a base-36 counter. */

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ConfigError } from '../../../../plugins/external/env.js';
+import { ConfigError } from '../../../../config/index.js';
 import {
   DEV_KEY_FILE,
   generateSigningKeyPem,

@@ -10,12 +10,12 @@ import {
 } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import t from 'tap';
-import type { App } from '../../../app.js';
-import { users } from '../../../db/schema.js';
-import { generateSigningKeyPem } from '../../../plugins/app/sessions/keys.js';
-import { nonceClaim, type StandInProvider } from '../../../scripts/stand-in-provider.js';
-import { createTestDatabase, TEST_SECRET, TEST_SESSION_KEY, tokenFor } from '../../support/app.js';
-import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../../support/jwt.js';
+import type { App } from '../../../../app.js';
+import { users } from '../../../../db/schema.js';
+import { generateSigningKeyPem } from '../../../../plugins/app/sessions/keys.js';
+import { nonceClaim, type StandInProvider } from '../../../../scripts/stand-in-provider.js';
+import { createTestDatabase, TEST_SECRET, TEST_SESSION_KEY, tokenFor } from '../../../support/app.js';
+import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../../../support/jwt.js';
 import {
   buildSessionApp,
   mobileSignIn,
@@ -24,7 +24,7 @@ import {
   signInWith,
   startProviders,
   whoAmI,
-} from '../../support/sessions.js';
+} from '../../../support/sessions.js';
 
 /**
  * The JWT attacks of jwt.test.ts against every issuer the service trusts, through the real app:

@@ -5,10 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createSigner } from 'fast-jwt';
 import type { LightMyRequestResponse } from 'fastify';
 import t from 'tap';
-import { users } from '../../../db/schema.js';
-import type { App } from '../../../app.js';
-import { buildTestApp, bearer, TEST_SECRET, tokenFor } from '../../support/app.js';
-import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../../support/jwt.js';
+import { users } from '../../../../db/schema.js';
+import type { App } from '../../../../app.js';
+import { buildTestApp, bearer, TEST_SECRET, tokenFor } from '../../../support/app.js';
+import { b64, type Claims, type ErrorBody, hmacToken, now, type Test } from '../../../support/jwt.js';
 
 /**
  * Bearer-token verification, through the real app and

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { buildApp } from '../../../app.js';
+import { buildApp } from '../../app.js';
 import {
   type AppConfig,
   ConfigError,
@@ -14,8 +14,8 @@ import {
   parseDuration,
   parseSize,
   parseTrustProxy,
-} from '../../../plugins/external/env.js';
-import { nodeArgsFor, PROJECT_ROOT } from '../../support/paths.js';
+} from '../../config/index.js';
+import { nodeArgsFor } from '../support/paths.js';
 
 /**
  * Configuration: defaults, every refusal naming its
@@ -28,7 +28,6 @@ import { nodeArgsFor, PROJECT_ROOT } from '../../support/paths.js';
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 type Env = Record<string, string | undefined>;
 
-const _ROOT = PROJECT_ROOT;
 const PROD_SECRET = 'a-production-secret-of-at-least-32-characters';
 
 /** Asserts that loadConfig(env) throws a ConfigError whose message starts by naming `variable`. */

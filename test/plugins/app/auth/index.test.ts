@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import t from 'tap';
-import { users } from '../../../db/schema.js';
+import { users } from '../../../../db/schema.js';
 import {
   claimMatches,
   cleanDisplayName,
@@ -9,9 +9,9 @@ import {
   isPlatformAdmin,
   MAX_DISPLAY_NAME_LENGTH,
   readClaim,
-} from '../../../plugins/app/auth/rules.js';
-import type { App } from '../../../app.js';
-import { buildTestApp, bearer, tokenFor } from '../../support/app.js';
+} from '../../../../plugins/app/auth/rules.js';
+import type { App } from '../../../../app.js';
+import { buildTestApp, bearer, tokenFor } from '../../../support/app.js';
 
 /**
  * Who is calling: just-in-time provisioning,

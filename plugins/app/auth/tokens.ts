@@ -1,11 +1,11 @@
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { createJwksKeyResolver, JwksUnavailableError, UnknownKeyError } from '../app/auth/jwks.js';
-import { subjectProblem } from '../app/auth/rules.js';
-import { loadSessionKeyring, type SessionKeyring } from '../app/sessions/keys.js';
-import { ServiceUnavailableError, UnauthorizedError } from '../app/errors.js';
-import type { KeySource } from './env.js';
+import { createJwksKeyResolver, JwksUnavailableError, UnknownKeyError } from './jwks.js';
+import { subjectProblem } from './rules.js';
+import { loadSessionKeyring, type SessionKeyring } from '../sessions/keys.js';
+import { ServiceUnavailableError, UnauthorizedError } from '../errors.js';
+import type { KeySource } from '../../../config/index.js';
 
 /**
  * Bearer-token verification with @fastify/jwt, for two issuers:

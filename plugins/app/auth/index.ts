@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { UserRow } from '../../db/schema.js';
-import type { VerifiedToken } from '../external/jwt.js';
-import type { Principal } from './auth/policy.js';
-import { displayNameFromClaims, isPlatformAdmin } from './auth/rules.js';
-import { ForbiddenError, UnauthorizedError } from './errors.js';
+import type { UserRow } from '../../../db/schema.js';
+import type { VerifiedToken } from './tokens.js';
+import type { Principal } from './policy.js';
+import { displayNameFromClaims, isPlatformAdmin } from './rules.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
 
 /**
  * Who is calling: `authenticate` verifies the bearer token, provisions the user on
