@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createSigner } from 'fast-jwt';
+import type { MobileProvider } from '../schemas/enums.js';
 
 /**
  * A local stand-in for Sign in with Apple and Google's ID tokens: a JWKS endpoint and an issuer on
@@ -15,10 +16,8 @@ import { createSigner } from 'fast-jwt';
  *                                         provider would (Apple: its SHA-256 hex; Google: raw)
  */
 
-export type StandInKind = 'apple' | 'google';
-
 export interface StandInProvider {
-  kind: StandInKind;
+  kind: MobileProvider;
   /** The `iss` of its tokens (its own URL). */
   issuer: string;
   jwksUrl: string;
@@ -41,11 +40,11 @@ export interface StandInProvider {
   close(): Promise<void>;
 }
 
-export const nonceClaim = (kind: StandInKind, rawNonce: string) =>
+export const nonceClaim = (kind: MobileProvider, rawNonce: string) =>
   kind === 'apple' ? createHash('sha256').update(rawNonce, 'utf8').digest('hex') : rawNonce;
 
 export async function startStandInProvider(
-  kind: StandInKind,
+  kind: MobileProvider,
   options: { port?: number; clientId?: string } = {},
 ): Promise<StandInProvider> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
