@@ -20,13 +20,8 @@ import purchasesPlugin from './plugins/app/purchases/index.js';
 import walletsPlugin from './plugins/app/wallets/index.js';
 import productsPlugin from './plugins/app/products/index.js';
 import checkoutPlugin from './plugins/app/checkout/index.js';
-import errorsPlugin, {
-  clientErrorHandler,
-  frameworkErrors,
-  notFoundHandler,
-  ServiceUnavailableError,
-  ValidationError,
-} from './plugins/app/errors.js';
+import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
+import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
 import envPlugin, { type AppConfig } from './plugins/external/env.js';
 import helmetPlugin from './plugins/external/helmet.js';
