@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
 import accessPlugin from './plugins/app/access.js';
-import dbPlugin, { openDatabase } from './plugins/app/db.js';
+import dbPlugin, { openDatabase } from './plugins/app/database/index.js';
 import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-guard.js';
 import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth.js';

@@ -6,7 +6,7 @@ import type { Rarity } from '../../schemas/enums.js';
 import { recordAudit } from './audit/repository.js';
 import { insertCollectible } from './collectibles/repository.js';
 import { toCollectible } from './collectibles/service.js';
-import type { Database, DatabaseHandle } from './db.js';
+import type { Database, DatabaseHandle } from './database/index.js';
 import { insertPack, poolOf, upsertPoolEntry } from './packs/repository.js';
 import { allocateSerials } from './packs/serials-repository.js';
 import { toAdminPack } from './packs/service.js';

@@ -4,7 +4,7 @@ import type Stripe from 'stripe';
 import type { OrderRow } from '../../../db/schema.js';
 import type { AdminOrder, Order } from '../../../schemas/checkout.js';
 import type { CheckoutConfig } from '../../external/env.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { findPrice, findProduct } from '../products/repository.js';

@@ -1,7 +1,7 @@
 import type { LedgerRow } from '../../../db/schema.js';
 import type { AppError } from '../errors.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { decodeCursor } from '../pagination.js';
 import { userExists, userNotFound } from '../users/repository.js';
 import { appendLedgerEntries, appendLedgerEntry, balanceOf, type LedgerChange, listLedger } from './repository.js';
