@@ -72,6 +72,8 @@ export async function lockDataDir(dataDir: string, log: FastifyBaseLogger): Prom
     detached: true,
     env: { PATH: process.env.PATH ?? '' },
   });
+  // Writing to a helper that has gone (its pipe broken) must not crash this process.
+  helper.stdin?.on('error', () => {});
   const outcome = await new Promise<{ locked: true } | { locked: false; error?: Error; stderr: string }>((settle) => {
     let stdout = '';
     let stderr = '';
