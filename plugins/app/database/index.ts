@@ -8,7 +8,7 @@ import { describeServer } from './connection.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createListeners, type Listen } from './listen.js';
 import { migrateDatabase } from './migrations.js';
-import { createPool, ping } from './pool.js';
+import { connectionsClosed, createPool, ping } from './pool.js';
 import { type Database, runTransaction } from './transactions.js';
 import { DatabaseUnreachableError, destroyConnection, watchDatabase } from './watch.js';
 
@@ -98,6 +98,7 @@ async function connect(
         try {
           await listeners.stopAll();
           await pool.end();
+          await connectionsClosed(pooled, 2000);
         } finally {
           await onClosed();
         }

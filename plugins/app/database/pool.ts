@@ -197,6 +197,16 @@ export function createPool(
   return { pool, pooled };
 }
 
+/**
+ * Resolves once every connection in `pooled` has closed, or after `timeoutMs`. pg-pool's end()
+ * resolves once it has asked its connections to end, before they have: an embedded server
+ * stopped right then ends them itself, and they log its FATAL (issue 22, item 7.6).
+ */
+export async function connectionsClosed(pooled: Set<pg.Client>, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (pooled.size > 0 && performance.now() < deadline) await new Promise((wait) => setTimeout(wait, 10));
+}
+
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
