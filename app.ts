@@ -7,7 +7,7 @@ import type { FastifyValidationResult } from 'fastify/types/schema.js';
 import type { AppConfig } from './config/index.js';
 import accessPlugin from './plugins/app/access.js';
 import tokensPlugin from './plugins/app/auth/tokens.js';
-import dbPlugin, { openDatabase } from './plugins/app/db.js';
+import dbPlugin, { openDatabase } from './plugins/app/database/index.js';
 import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-guard.js';
 import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth/index.js';
@@ -25,13 +25,8 @@ import purchasesPlugin from './plugins/app/purchases/index.js';
 import walletsPlugin from './plugins/app/wallets/index.js';
 import productsPlugin from './plugins/app/products/index.js';
 import checkoutPlugin from './plugins/app/checkout/index.js';
-import errorsPlugin, {
-  clientErrorHandler,
-  frameworkErrors,
-  notFoundHandler,
-  ServiceUnavailableError,
-  ValidationError,
-} from './plugins/app/errors.js';
+import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
+import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
 import envPlugin from './plugins/external/env.js';
 import helmetPlugin from './plugins/external/helmet.js';

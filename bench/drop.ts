@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import type { Database } from '../plugins/app/db.js';
+import type { Database } from '../plugins/app/database/index.js';
 import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
 import {
   apiCall,

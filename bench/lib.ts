@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import { createSigner } from 'fast-jwt';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { openDatabase, type DatabaseHandle } from '../plugins/app/db.js';
+import { openDatabase, type DatabaseHandle } from '../plugins/app/database/index.js';
 import { loadConfig } from '../config/index.js';
 import { DATABASE_ENGINES, type DatabaseEngine } from '../schemas/enums.js';
 import type { ReferenceKind } from './reference-kinds.js';

@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import type { Database } from '../plugins/app/db.js';
+import type { Database } from '../plugins/app/database/index.js';
 import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { collectibles, packPoolEntries, packs } from '../db/schema.js';
-import type { DatabaseHandle } from '../plugins/app/db.js';
+import type { DatabaseHandle } from '../plugins/app/database/index.js';
 
 /**
  * Bulk catalog for benchmarks: `active` published packs (each with a 10-entry pool) and

@@ -2,7 +2,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../db/schema.js';
 import { runningEmbeddedUrl, startEmbeddedPostgres } from '../plugins/app/database/embedded-postgres.js';
-import type { Database } from '../plugins/app/db.js';
+import type { Database } from '../plugins/app/database/index.js';
 import { holdsServiceTables } from '../plugins/app/invariants/repository.js';
 
 /** The operator scripts' database: the one the service uses, found as the service finds it. */

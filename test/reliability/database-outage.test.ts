@@ -8,7 +8,7 @@ import { startEmbeddedPostgres } from '../../plugins/app/database/embedded-postg
 import type { App } from '../../app.js';
 import { findEconomyViolations } from '../../plugins/app/invariants/repository.js';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import type { Database } from '../../plugins/app/db.js';
+import type { Database } from '../../plugins/app/database/index.js';
 import { bearer, buildTestApp, createTestDatabase } from '../support/app.js';
 import { packInStatus } from '../support/catalog.js';
 import { completePurchase, fund, signIn, startPurchase, type Fan } from '../support/economy.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { startEmbeddedPostgres } from '../../plugins/app/database/embedded-postgres.js';
-import { openDatabase } from '../../plugins/app/db.js';
+import { openDatabase } from '../../plugins/app/database/index.js';
 import { loadConfig } from '../../config/index.js';
 import {
   databaseUrl,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { type AuditLogRow, auditLog } from '../../../db/schema.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 export interface AuditEntry {

@@ -1,7 +1,7 @@
 import type { AuditLogRow } from '../../../db/schema.js';
 import type { AuditEntry, AuditLogQuery } from '../../../schemas/audit.js';
 import { authorizeList, type Principal } from '../auth/policy.js';
-import type { DatabaseHandle } from '../db.js';
+import type { DatabaseHandle } from '../database/index.js';
 import { decodeCursor } from '../pagination.js';
 import { listAudit } from './repository.js';
 

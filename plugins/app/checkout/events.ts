@@ -2,7 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
 import { StripeCharge, StripeCheckoutSession, StripeDispute } from '../../../schemas/checkout.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { findOrder, settlePending } from './repository.js';
 import type { EventMeta, Settlement } from './settlement.js';
 

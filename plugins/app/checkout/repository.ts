@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { type OrderRow, orders, stripeEvents } from '../../../db/schema.js';
 import type { OrderReviewReason } from '../../../schemas/enums.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of orders and the Stripe event inbox. Writes run in the caller's transaction. */

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { OrderRow } from '../../../db/schema.js';
 import type { AdminOrder, Order, StripeCheckoutSession, StripeEvent } from '../../../schemas/checkout.js';
 import type { CheckoutConfig } from '../../../config/index.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import type { ProductsService } from '../products/service.js';

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { OrderRow } from '../../../db/schema.js';
 import type { StripeCharge, StripeDispute, StripeEvent } from '../../../schemas/checkout.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { MAX_BALANCE } from '../wallets/rules.js';
 import type { WalletsService } from '../wallets/service.js';

@@ -1,6 +1,6 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { type CollectibleRow, collectibles, teams } from '../../../db/schema.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of the collectibles catalog. Writes run inside the caller's transaction. */

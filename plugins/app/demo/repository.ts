@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 const SEED_LOCK_KEY = 7_204_117_322;
 

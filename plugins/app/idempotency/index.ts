@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import { type ErrorEnvelope, errorResponses } from '../../../schemas/common.js';
 import { callerOf } from '../auth/index.js';
 import { KeyedBatcher } from '../database/batcher.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';
 import {
   findStoredResponse,

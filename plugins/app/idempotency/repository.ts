@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, gt, lt, sql } from 'drizzle-orm';
 import { idempotencyKeys } from '../../../db/schema.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 /** SQL of the responses kept for Idempotency-Keys. */
 

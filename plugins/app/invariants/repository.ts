@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 /**
  * The invariants of the service's money-like state, checked by reading the database: for tests

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { jobLeases, jobRuns } from '../../../db/schema.js';
 import type { CRON_JOBS } from '../../../schemas/enums.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 /** SQL of job leases and job runs. */
 

@@ -2,7 +2,7 @@ import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { collectibles, pulls, userPacks, users } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import { publicCollectibleColumns } from '../collectibles/repository.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of a user's locker room: pulls, score and unopened packs. */

@@ -1,6 +1,6 @@
 import { RARITIES } from '../../../schemas/enums.js';
 import type { LockerRoomTotals, Pull, PullQuery } from '../../../schemas/purchases.js';
-import type { DatabaseHandle } from '../db.js';
+import type { DatabaseHandle } from '../database/index.js';
 import { decodeCursor } from '../pagination.js';
 import { listPulls, pullsByRarity, scoreOf, unopenedCount } from './repository.js';
 

@@ -2,7 +2,7 @@ import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm';
 import { packOpens, packs, purchases, userPacks } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { OpenResult } from '../../../schemas/purchases.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import type { SerialBlock } from '../packs/draw.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { OpenPackBody, OpenResult } from '../../../schemas/purchases.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';

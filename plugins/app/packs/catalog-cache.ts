@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 /**
  * Serialized public catalog responses (GET /api/packs, GET /api/packs/{id}), kept in memory so

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { collectibles, type PackRow, packPoolEntries, packs } from '../../../db/schema.js';
 import { publicCollectibleColumns } from '../collectibles/repository.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of packs and their pools. Writes run inside the caller's transaction. */

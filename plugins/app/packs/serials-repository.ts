@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { collectibles, serialBlocks, serialStates } from '../../../db/schema.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import type { SerialBlock } from './draw.js';
 import { serialsToAllocate } from './serials.js';
 

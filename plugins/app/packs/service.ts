@@ -23,7 +23,7 @@ import {
   teamNotFound,
 } from '../auth/policy.js';
 import { findCollectible, teamExists } from '../collectibles/repository.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { withCurrentRole } from '../teams/current-role.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { type PriceRow, prices, type ProductRow, products } from '../../../db/schema.js';
 import type { CreatePriceBody, CreateProductBody, UpdateProductBody } from '../../../schemas/products.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 /** SQL of coin bundles and their prices. Writes run in the caller's transaction. */
 

@@ -6,7 +6,7 @@ import type {
   Product,
   UpdateProductBody,
 } from '../../../schemas/products.js';
-import type { DatabaseHandle } from '../db.js';
+import type { DatabaseHandle } from '../database/index.js';
 import { ConflictError } from '../errors.js';
 import { priceNotFound, productNotFound } from './errors.js';
 import * as repository from './repository.js';

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { PackStatus, PurchaseStatus } from '../../../schemas/enums.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 
 /**
  * SQL of purchases and owned packs. Writes run inside the caller's transaction.

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PurchaseStatus } from '../../../schemas/enums.js';
 import type { CompletePurchaseBody, Purchase, UserPack } from '../../../schemas/purchases.js';
-import { ChangedMeanwhileError, type Database } from '../db.js';
+import { ChangedMeanwhileError, type Database } from '../database/index.js';
 import type { AppError } from '../errors.js';
 import { serverSeedHash } from '../packs/draw.js';
 import { packNotFound } from '../packs/service.js';

@@ -14,7 +14,7 @@ import {
 } from '../../../db/schema.js';
 import type { SESSION_END_REASONS } from '../../../schemas/enums.js';
 import type { MobileProvider } from '../../../schemas/enums.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, UnauthorizedError } from '../errors.js';
 import { userExists } from '../users/repository.js';
 import { REFRESH_RETRY_GRACE_SECONDS, revocationKey } from './rules.js';

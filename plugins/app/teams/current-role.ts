@@ -1,5 +1,5 @@
 import { type Principal, withTeamRole } from '../auth/policy.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { lockMemberRole } from './repository.js';
 
 /**

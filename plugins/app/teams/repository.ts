@@ -1,7 +1,7 @@
 import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import { type TeamAdminRow, type TeamRow, teamAdmins, teams } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 
 /** SQL of teams and their members. Writes run inside the caller's transaction. */

@@ -18,7 +18,7 @@ import {
   type TeamRole,
   teamNotFound,
 } from '../auth/policy.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { userExists, userNotFound } from '../users/repository.js';

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { teamAdmins, type UserRow, users } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
 import { KeyedBatcher } from '../database/batcher.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { NotFoundError } from '../errors.js';
 
 /** How often a returning user's lastSeenAt is refreshed: a write per request would be wasteful. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { type LedgerRow, walletLedger, wallets } from '../../../db/schema.js';
 import type { LedgerKind } from '../../../schemas/enums.js';
-import type { Database } from '../db.js';
+import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 import { AppError } from '../errors.js';
 import { planEntry, type WalletState } from './rules.js';

@@ -1,6 +1,6 @@
 import type { LedgerRow } from '../../../db/schema.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
-import type { Database, DatabaseHandle } from '../db.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import type { AppError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
 import { userExists, userNotFound } from '../users/repository.js';

@@ -3,13 +3,13 @@ import { setImmediate as nextTick, setTimeout as sleep } from 'node:timers/promi
 import Fastify, { type LightMyRequestResponse } from 'fastify';
 import t from 'tap';
 import { type App, buildApp } from '../../../app.js';
-import errorsPlugin, {
+import errorsPlugin, { notFoundHandler } from '../../../plugins/app/error-handler.js';
+import {
   overloadedError,
   AppError,
   ConflictError,
   ForbiddenError,
   NotFoundError,
-  notFoundHandler,
   ServiceUnavailableError,
   toErrorResponse,
   UnauthorizedError,

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import t from 'tap';
 import { createEventHandlers } from '../../../../plugins/app/checkout/events.js';
 import type { Settlement } from '../../../../plugins/app/checkout/settlement.js';
-import type { Database } from '../../../../plugins/app/db.js';
+import type { Database } from '../../../../plugins/app/database/index.js';
 
 /**
  * The table of webhook handlers: one per event type that moves an order, each reading its object

@@ -13,7 +13,8 @@ import {
 
 /**
  * `server.ts` processes on one DATA_DIR, as `npm start` runs them: a second process refused, two
- * racing on a new folder, and a server orphaned by a SIGKILL stopped by the next start.
+ * racing on a new folder, a server orphaned by a SIGKILL stopped by the next start, and two starts
+ * racing on a folder left with an orphan.
  */
 
 t.test('a second server process on the same data folder exits 1 with a clear message', onlyEmbedded, async (t) => {
@@ -78,6 +79,48 @@ t.test(
     next.child.kill('SIGTERM');
     t.equal((await next.exited).code, 0);
     t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'SIGTERM stopped PostgreSQL too');
+  },
+);
+
+t.test(
+  'two starts at once on a folder left with an orphaned server: one stops the orphan and serves, the other is refused at once',
+  onlyEmbedded,
+  async (t) => {
+    const dataDir = tempDataDir(t);
+    const killed = startServerProcess({ DATA_DIR: dataDir });
+    await killed.listening;
+    const orphan = postmasterPid(dataDir) as number;
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    t.ok(isAlive(orphan), 'PostgreSQL outlives the killed process');
+
+    const startedAt = Date.now();
+    const both = [startServerProcess({ DATA_DIR: dataDir }), startServerProcess({ DATA_DIR: dataDir })];
+    t.teardown(() => Promise.all(both.map((server) => server.stop())));
+    const outcomes = await Promise.all(
+      both.map((server) =>
+        Promise.race([server.listening.then(() => 'serving'), server.exited.then(({ code }) => `exited ${code}`)]),
+      ),
+    );
+    t.same([...outcomes].sort(), ['exited 1', 'serving'], outcomes.join(', '));
+    const winner = both[outcomes.indexOf('serving')];
+    const loser = both[outcomes.indexOf('exited 1')];
+    if (!winner || !loser) return;
+    const refusedAfter = (await loser.exited).at - startedAt;
+    t.ok(refusedAfter < 20_000, `the loser exited ${refusedAfter} ms after both started, without waiting on the other`);
+    t.match(loser.output(), /DATA_DIR .* is in use: /);
+    t.notMatch(loser.output(), /\n\s+at /, 'a sentence, not a stack trace');
+    t.notMatch(loser.output(), /stopping it|pg_ctl/, 'the loser never touched the orphan');
+    t.match(winner.output(), /ended without stopping it.*stopping it before starting a new one/);
+    t.equal((await fetch(`${await winner.listening}/api/health/ready`)).status, 200, 'the winner serves');
+    t.not(postmasterPid(dataDir), orphan, "the winner's own server serves the folder");
+
+    winner.child.kill('SIGTERM');
+    t.equal((await winner.exited).code, 0);
+    t.match(winner.output(), /the orphaned server stopped cleanly/);
+    // Its pid may linger a moment as a zombie until its new parent reaps it.
+    await waitFor(() => !isAlive(orphan), 'the orphan to be gone');
+    t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'and no server runs on the folder');
   },
 );
 

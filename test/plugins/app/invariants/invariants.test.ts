@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import t from 'tap';
 import type { App } from '../../../../app.js';
 import { checkInvariants, INVARIANTS } from '../../../../plugins/app/invariants/repository.js';
-import type { Database } from '../../../../plugins/app/db.js';
+import type { Database } from '../../../../plugins/app/database/index.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, applyAction, expectStatus, packInStatus } from '../../../support/catalog.js';
 import { buyPack, fund, openPack, signIn, startPurchase } from '../../../support/economy.js';
