@@ -9,6 +9,7 @@ import dbPlugin, { openDatabase } from './plugins/app/db.js';
 import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-guard.js';
 import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth.js';
+import auditPlugin from './plugins/app/audit/index.js';
 import usersPlugin from './plugins/app/users/index.js';
 import sessionsPlugin from './plugins/app/sessions/index.js';
 import catalogPlugin from './plugins/app/packs/index.js';
@@ -261,6 +262,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const database = await openDatabase(config, app.log);
   try {
     await app.register(dbPlugin, { database });
+    await app.register(auditPlugin);
     await app.register(usersPlugin);
     await app.register(sessionsPlugin);
     await app.register(authPlugin);

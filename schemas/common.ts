@@ -144,7 +144,13 @@ export const Cursor = Type.String({
 });
 
 /** `limit` and `cursor` of a paginated list: default 50, max 200 unless stated. */
-export function PageQuery<T extends TProperties>(filters: T, limits = { default: 50, maximum: 200 }) {
+/** A page's size when the query names none, and the most one query may ask for. */
+export const PAGE_LIMITS = { default: 50, maximum: 200 } as const;
+
+export function PageQuery<T extends TProperties>(
+  filters: T,
+  limits: { default: number; maximum: number } = PAGE_LIMITS,
+) {
   return Type.Object(
     {
       limit: Type.Optional(Int({ minimum: 1, maximum: limits.maximum, default: limits.default })),

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { type AuditService, createAuditService } from '../audit/service.js';
 import { type CollectiblesService, createCollectiblesService } from '../collectibles/service.js';
 import {
   CATALOG_CACHE_CONTROL,
@@ -24,7 +23,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     packs: PacksService;
     collectibles: CollectiblesService;
-    auditLog: AuditService;
     catalogCache: CatalogCache;
     /**
      * Answers a public catalog read from the cache (computing and caching it on a miss), with
@@ -68,7 +66,6 @@ export default fp(
     fastify.decorate('catalogCache', cache);
     fastify.decorate('packs', createPacksService(fastify.db, events));
     fastify.decorate('collectibles', createCollectiblesService(fastify.db, events));
-    fastify.decorate('auditLog', createAuditService(fastify.db));
 
     const send = (request: FastifyRequest, reply: FastifyReply, entry: CachedResponse) => {
       reply.header('etag', entry.etag).header('cache-control', CATALOG_CACHE_CONTROL);

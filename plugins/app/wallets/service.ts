@@ -3,7 +3,8 @@ import type { AppError } from '../errors.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { decodeCursor } from '../pagination.js';
-import { userExists, userNotFound } from '../users/repository.js';
+import { userNotFound } from '../users/errors.js';
+import { userExists } from '../users/repository.js';
 import { appendLedgerEntries, appendLedgerEntry, balanceOf, type LedgerChange, listLedger } from './repository.js';
 
 export function toLedgerEntry(row: LedgerRow): LedgerEntry {
