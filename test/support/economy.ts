@@ -1,5 +1,5 @@
 import type { App } from '../../app.js';
-import { findEconomyViolations } from '../../plugins/app/invariants/repository.js';
+import { findEconomyViolations } from '../../plugins/app/invariants/checker.js';
 import { bearer } from './app.js';
 import { ADMIN, expectStatus } from './catalog.js';
 import { signIn as signInUser } from './teams.js';

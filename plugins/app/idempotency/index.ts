@@ -9,6 +9,7 @@ import type { Database } from '../db.js';
 import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';
 import {
   findStoredResponse,
+  deleteExpiredResponses,
   findStoredResponses,
   type KeyScope,
   scopeKey,
@@ -70,12 +71,18 @@ export interface BatchedChange<In> {
   send(request: FastifyRequest, reply: FastifyReply, statusCode: number, key: string, input: In): Promise<FastifyReply>;
 }
 
+export interface IdempotencyService {
+  /** Forgets up to `limit` stored responses past their 24 hours' retention; answers how many. */
+  forgetExpired(limit: number): Promise<number>;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route accepts an Idempotency-Key header. */
     idempotent?: boolean;
   }
   interface FastifyInstance {
+    idempotency: IdempotencyService;
     /**
      * Group commit: the requests for one key (a pack) that arrive while its transaction runs are
      * served together by the next one, which takes the key's lock once and answers each request
@@ -187,6 +194,10 @@ export default fp(
         response: { ...errorResponses(409, 422), ...(route.schema?.response as object | undefined) },
       };
     });
+
+    fastify.decorate('idempotency', {
+      forgetExpired: (limit: number) => deleteExpiredResponses(fastify.db.orm, retainedSince(), limit),
+    } satisfies IdempotencyService);
 
     fastify.decorate('runChange', async function runChange<
       T,

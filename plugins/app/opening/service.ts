@@ -5,8 +5,8 @@ import { AppError, NotFoundError } from '../errors.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
-import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
-import { packNotFound } from '../packs/service.js';
+import { packNotFound } from '../packs/errors.js';
+import type { PacksService } from '../packs/service.js';
 import {
   type DrawEntry,
   findOpenResult,
@@ -41,7 +41,7 @@ const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackI
  * twice answer the first result; the pack's row lock, taken as late as possible, serializes the
  * opens of one pack with its sales and admin changes, and one hold of it draws a whole batch.
  */
-export function createOpeningService() {
+export function createOpeningService({ packs }: { packs: Pick<PacksService, 'allocateSerials' | 'serialMoves'> }) {
   /**
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
    * oldest unopened one not already `claimed` by an earlier open of the same batch.
@@ -141,7 +141,7 @@ export function createOpeningService() {
     }
     const drawnIds = [...new Set(positions.map((drawn) => drawn.collectibleId))];
     if (drawnIds.some((id) => lacksSerials(entryOf(id)))) {
-      await allocateSerials(tx, packId, drawnIds.map(entryOf), now);
+      await packs.allocateSerials(tx, packId, drawnIds.map(entryOf), now);
       pool = await readDrawPool(tx, packId);
       byId = new Map(pool.map((entry) => [entry.collectibleId, entry]));
     }
@@ -150,7 +150,7 @@ export function createOpeningService() {
       if (!serials) throw new Error(`no serial state for ${id} in pack ${packId}`);
       return serials;
     };
-    const moves = await loadMoves(
+    const moves = await packs.serialMoves(
       tx,
       packId,
       placesRead(positions, new Map(drawnIds.map((id) => [id, stateOf(id).minted]))),
