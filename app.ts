@@ -278,9 +278,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(checkoutPlugin);
     await app.register(purchasesPlugin);
     await app.register(packsPlugin);
+    await app.register(idempotencyPlugin);
     await app.register(openingPlugin);
     await app.register(lockerRoomPlugin);
-    await app.register(idempotencyPlugin);
     await app.register(jobsPlugin);
     await app.register(demoPlugin);
 

@@ -10,7 +10,10 @@ declare module 'fastify' {
 /** Opening owned packs: the verifiable draw, serials and points, in the caller's transaction. */
 export default fp(
   async (fastify) => {
-    fastify.decorate('opening', createOpeningService({ packs: fastify.packs }));
+    fastify.decorate(
+      'opening',
+      createOpeningService({ packs: fastify.packs, batchedChange: fastify.batchedChange.bind(fastify) }),
+    );
   },
-  { name: 'opening', dependencies: ['packs'] },
+  { name: 'opening', dependencies: ['packs', 'idempotency'] },
 );

@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OpenPackBody, OpenResult } from '../../../schemas/purchases.js';
 import type { Database } from '../db.js';
 import { AppError, NotFoundError } from '../errors.js';
+import type { ChangeOutcome } from '../idempotency/index.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
@@ -41,7 +43,16 @@ const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackI
  * twice answer the first result; the pack's row lock, taken as late as possible, serializes the
  * opens of one pack with its sales and admin changes, and one hold of it draws a whole batch.
  */
-export function createOpeningService({ packs }: { packs: Pick<PacksService, 'allocateSerials' | 'serialMoves'> }) {
+/** The most opens of one pack one transaction draws. */
+const MAX_OPEN_BATCH = 100;
+
+export function createOpeningService({
+  packs,
+  batchedChange,
+}: {
+  packs: Pick<PacksService, 'allocateSerials' | 'serialMoves'>;
+  batchedChange: FastifyInstance['batchedChange'];
+}) {
   /**
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
    * oldest unopened one not already `claimed` by an earlier open of the same batch.
@@ -223,14 +234,19 @@ export function createOpeningService({ packs }: { packs: Pick<PacksService, 'all
     return results;
   }
 
+  // A crowd opening one pack is served a batch at a time: one transaction, one hold of the pack's row lock.
+  const opens = batchedChange({ maxBatch: MAX_OPEN_BATCH, work: openBatch });
+
   return {
     /**
-     * Opens owned packs of one pack in the caller's transaction (a batch: see idempotency's
-     * batchedChange), drawn one after another from the pool under one hold of the pack's row
-     * lock. Answers, in order, each request's result or the AppError it is refused with; a pack
-     * named twice answers one draw twice.
+     * Opens an owned pack of `packId` (the one named, or the oldest unopened) and answers the
+     * outcome to send (200 with the result, idempotent). Opens of one pack arriving while its
+     * batch runs are drawn by the next batch, in one transaction under one hold of the pack's row
+     * lock, each answered with its own result or its own error: the caller need not know.
      */
-    openBatch,
+    open(request: FastifyRequest, packId: string, input: OpenRequest): Promise<ChangeOutcome> {
+      return opens.run(request, 200, packId, input);
+    },
 
     /** A stored open result, for its owner only. */
     async openResult(db: Database, userId: string, userPackId: string): Promise<OpenResult> {
