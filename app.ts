@@ -19,6 +19,7 @@ import openingPlugin from './plugins/app/opening/index.js';
 import lockerRoomPlugin from './plugins/app/locker-room/index.js';
 import teamsPlugin from './plugins/app/teams/index.js';
 import demoPlugin from './plugins/app/demo.js';
+import freeTextPlugin from './plugins/app/free-text.js';
 import idempotencyPlugin from './plugins/app/idempotency/index.js';
 import jobsPlugin from './plugins/app/jobs/index.js';
 import purchasesPlugin from './plugins/app/purchases/index.js';
@@ -279,6 +280,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(purchasesPlugin);
     await app.register(packsPlugin);
     await app.register(idempotencyPlugin);
+    await app.register(freeTextPlugin);
     await app.register(openingPlugin);
     await app.register(lockerRoomPlugin);
     await app.register(jobsPlugin);

@@ -68,7 +68,7 @@ export function createCollectiblesService({
         const created = await insertCollectible(tx, {
           id: randomUUID(),
           teamId,
-          name: body.name.trim(),
+          name: body.name,
           description: body.description ?? '',
           imageUrl: body.imageUrl ?? null,
           rarity: body.rarity ?? 'common',
@@ -110,7 +110,7 @@ export function createCollectiblesService({
         authorize(await withCurrentRole(tx, principal, current.teamId), 'catalog:write', current, collectibleNotFound);
         const now = new Date();
         const updated = (await updateCollectible(tx, id, {
-          ...(body.name !== undefined ? { name: body.name.trim() } : {}),
+          ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.imageUrl !== undefined ? { imageUrl: body.imageUrl } : {}),
           ...(body.rarity !== undefined ? { rarity: body.rarity } : {}),

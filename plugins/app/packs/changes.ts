@@ -73,7 +73,7 @@ export async function updateFields(
     throw supplyBelowSales(pack.sold, reserved);
   }
   const changed = await updatePack(tx, pack.id, {
-    ...(body.name !== undefined ? { name: body.name.trim() } : {}),
+    ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.imageUrl !== undefined ? { imageUrl: body.imageUrl } : {}),
     ...(body.price !== undefined ? { price: body.price } : {}),

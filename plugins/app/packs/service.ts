@@ -190,7 +190,7 @@ export function createPacksService({ db, events, audit, collectibles, teams, pur
         const pack = await insertPack(tx, {
           id: randomUUID(),
           teamId,
-          name: body.name.trim(),
+          name: body.name,
           description: body.description ?? '',
           imageUrl: body.imageUrl ?? null,
           status: 'draft',

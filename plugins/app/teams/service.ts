@@ -100,7 +100,7 @@ export function createTeamsService({
       return db.transaction(async (tx) => {
         await users.ensureExists(tx, ownerId, { active: true });
         const now = new Date();
-        const values = { id: randomUUID(), name: body.name.trim(), createdAt: now };
+        const values = { id: randomUUID(), name: body.name, createdAt: now };
         const base = body.slug ?? slugify(body.name);
         let team = await insertTeam(tx, { ...values, slug: base });
         // A slug made from the name gets a short suffix when taken; a slug the caller chose does not.
