@@ -6,7 +6,8 @@ import { type ErrorEnvelope, errorResponses } from '../../../schemas/common.js';
 import { callerOf } from '../auth.js';
 import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../db.js';
-import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';
+import { AppError, overloadedError, toErrorResponse } from '../errors.js';
+import { keyInUse, keyReused } from './errors.js';
 import {
   findStoredResponse,
   deleteExpiredResponses,
@@ -112,18 +113,6 @@ declare module 'fastify' {
     sendOutcome(outcome: ChangeOutcome): FastifyReply;
   }
 }
-
-const keyInUse = () =>
-  new ConflictError(
-    'idempotency_key_in_use',
-    'A request with this Idempotency-Key is still being processed; retry when it has finished.',
-  );
-const keyReused = () =>
-  new AppError(
-    422,
-    'idempotency_key_reused',
-    'This Idempotency-Key was used with a different request; use a new key for a new request.',
-  );
 
 /** JSON with every object's keys sorted: the same fields in another order are the same request. */
 function canonicalJson(value: unknown): string {

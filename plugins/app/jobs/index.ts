@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { CRON_JOBS } from '../../../schemas/enums.js';
-import { ConflictError } from '../errors.js';
+import { jobRunning } from './errors.js';
 import { type JobName, recordEnd, recordStart, releaseLease, takeLease } from './repository.js';
 
 /** Rows one run touches per batch: a run never holds many locks or runs one long statement. */
@@ -66,11 +66,7 @@ export default fp(
     const jobs: Jobs = {
       async run(job, trigger) {
         const runId = await takeLease(db, job, LEASE_MS);
-        if (!runId)
-          throw new ConflictError(
-            'job_running',
-            `A run of ${job} is under way on this or another instance; try again when it ends.`,
-          );
+        if (!runId) throw jobRunning(job);
         try {
           await recordStart(db, runId, job, trigger);
           try {

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OpenPackBody, OpenResult } from '../../../schemas/purchases.js';
 import type { Database } from '../db.js';
-import { AppError, NotFoundError } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { ChangeOutcome } from '../idempotency/index.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
@@ -19,10 +19,7 @@ import {
   readDrawPool,
   writeOpens,
 } from './repository.js';
-
-const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
-const noUnopenedPack = () => new NotFoundError('no_unopened_pack', 'You have no unopened pack of this kind.');
-const openNotFound = () => new NotFoundError('open_not_found', 'You have opened no pack with this id.');
+import { noUnopenedPack, openNotFound, userPackNotFound } from './errors.js';
 
 /** Whether some copy of the entry has no serial yet (copies added to a restored draft, or a pack published before serials). */
 const lacksSerials = (entry: DrawEntry) =>
