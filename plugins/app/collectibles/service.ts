@@ -19,7 +19,6 @@ import type { Database, DatabaseHandle } from '../db.js';
 import type { CatalogChange, CatalogEvents } from '../packs/catalog-cache.js';
 import { pageOf } from '../pagination.js';
 import type { TeamsService } from '../teams/service.js';
-import { withCurrentRole } from '../teams/current-role.js';
 import { collectibleNotFound } from './errors.js';
 import { findCollectible, insertCollectible, listCollectibles, updateCollectible } from './repository.js';
 
@@ -63,7 +62,7 @@ export function createCollectiblesService({
       authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       const row = await db.transaction(async (tx) => {
         if (teamId !== null && !(await teams.exists(tx, teamId))) throw teamNotFound();
-        authorize(await withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
+        authorize(await teams.withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
         const now = new Date();
         const created = await insertCollectible(tx, {
           id: randomUUID(),
@@ -107,7 +106,12 @@ export function createCollectiblesService({
       const row = await db.transaction(async (tx) => {
         const current = await findCollectible(tx, id, { lock: true });
         if (!current) throw collectibleNotFound();
-        authorize(await withCurrentRole(tx, principal, current.teamId), 'catalog:write', current, collectibleNotFound);
+        authorize(
+          await teams.withCurrentRole(tx, principal, current.teamId),
+          'catalog:write',
+          current,
+          collectibleNotFound,
+        );
         const now = new Date();
         const updated = (await updateCollectible(tx, id, {
           ...(body.name !== undefined ? { name: body.name } : {}),

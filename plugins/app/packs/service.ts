@@ -23,7 +23,6 @@ import type { CollectiblesService } from '../collectibles/service.js';
 import type { Database, DatabaseHandle } from '../db.js';
 import { pageOf } from '../pagination.js';
 import type { PurchasesService } from '../purchases/service.js';
-import { withCurrentRole } from '../teams/current-role.js';
 import type { TeamsService } from '../teams/service.js';
 import type { CatalogEvents } from './catalog-cache.js';
 import { applyPackAction, type PackChange, updateFields } from './changes.js';
@@ -57,7 +56,7 @@ export interface PacksServiceDeps {
   events: CatalogEvents;
   audit: AuditService;
   collectibles: Pick<CollectiblesService, 'find'>;
-  teams: Pick<TeamsService, 'exists'>;
+  teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
   purchases: Pick<PurchasesService, 'reclaimAllExpired' | 'reservedByPack' | 'reservedOf' | 'settleReservations'>;
 }
 
@@ -81,7 +80,7 @@ export function createPacksService({ db, events, audit, collectibles, teams, pur
     const result = await db.transaction(async (tx) => {
       const pack = await findPack(tx, packId, { lock: true });
       if (!pack) throw packNotFound();
-      authorize(await withCurrentRole(tx, principal, pack.teamId), 'catalog:write', pack, packNotFound);
+      authorize(await teams.withCurrentRole(tx, principal, pack.teamId), 'catalog:write', pack, packNotFound);
       const pool = await poolOf(tx, packId);
       const now = new Date();
       // Counted as the sales count them: expired reservations reclaimed, the live ones exactly.
@@ -185,7 +184,7 @@ export function createPacksService({ db, events, audit, collectibles, teams, pur
       authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       return db.transaction(async (tx) => {
         if (teamId !== null && !(await teams.exists(tx, teamId))) throw teamNotFound();
-        authorize(await withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
+        authorize(await teams.withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
         const now = new Date();
         const pack = await insertPack(tx, {
           id: randomUUID(),

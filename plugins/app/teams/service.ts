@@ -93,6 +93,14 @@ export function createTeamsService({
       return teamExists(tx, teamId);
     },
 
+    /**
+     * The caller as it stands now for a resource of `teamId`, in the caller's transaction: its
+     * role re-read (and held) there, so a role taken away meanwhile no longer counts.
+     */
+    withCurrentRole(tx: Database, principal: Principal, teamId: string | null): Promise<Principal> {
+      return withCurrentRole(tx, principal, teamId);
+    },
+
     async create(principal: Principal, body: CreateTeamBody): Promise<Team> {
       requireAdminAccess(principal);
       authorize(principal, 'team:create', { teamId: null }, forbidden);
