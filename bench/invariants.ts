@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { parseArgs, promisify } from 'node:util';
 import { runningEmbeddedUrl } from '../plugins/app/database/embedded-postgres.js';
-import type { InvariantResult } from '../plugins/app/invariants/repository.js';
+import type { InvariantResult } from '../plugins/app/invariants/checker.js';
 import {
   apiCall,
   BENCH_SERVER_ENV,

@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { runningEmbeddedUrl } from '../plugins/app/database/embedded-postgres.js';
 import type { Database } from '../plugins/app/database/index.js';
-import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
+import { findEconomyViolations } from '../plugins/app/invariants/checker.js';
 import { deliverable, type StripeStandIn, signatureFor } from '../test/support/stripe.js';
 import { apiCall, type ApiAnswer, benchToken, expectOk } from './lib.js';
 

@@ -7,7 +7,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { runningEmbeddedUrl } from '../plugins/app/database/embedded-postgres.js';
 import type { Database } from '../plugins/app/database/index.js';
-import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
+import { findEconomyViolations } from '../plugins/app/invariants/checker.js';
 import {
   apiCall,
   BENCH_SERVER_ENV,

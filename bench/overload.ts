@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { Database } from '../plugins/app/database/index.js';
-import { findEconomyViolations } from '../plugins/app/invariants/repository.js';
+import { findEconomyViolations } from '../plugins/app/invariants/checker.js';
 import { startStripeStandIn } from '../test/support/stripe.js';
 import {
   BENCH_SERVER_ENV,

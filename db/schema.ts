@@ -15,6 +15,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import {
+  AUDIT_TARGET_TYPES,
   CRON_JOBS,
   JOB_OUTCOMES,
   LEDGER_KINDS,
@@ -213,7 +214,7 @@ export const auditLog = pgTable(
     id: text('id').primaryKey(),
     actorId: text('actor_id').notNull(),
     action: text('action').notNull(),
-    targetType: text('target_type').notNull(),
+    targetType: text('target_type', { enum: AUDIT_TARGET_TYPES }).notNull(),
     targetId: text('target_id').notNull(),
     teamId: text('team_id'),
     before: jsonb('before'),

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Id, Nullable, Page, PageQuery, Text, Timestamp } from './common.js';
+import { AuditTargetType } from './enums.js';
 
 export const AuditEntry = Type.Object(
   {
@@ -11,7 +12,7 @@ export const AuditEntry = Type.Object(
       description:
         '`<target>.<action>`: pack.create, pack.update, pack.publish, pack.addCollectible, collectible.update, team.member.add, ...',
     }),
-    targetType: Text(32, { examples: ['pack'] }),
+    targetType: Type.Ref(AuditTargetType),
     targetId: Id,
     teamId: Nullable(Id),
     before: Type.Unknown({
@@ -29,3 +30,6 @@ export const AuditLogQuery = PageQuery({ teamId: Type.Optional(Id), targetId: Ty
 export type AuditLogQuery = Static<typeof AuditLogQuery>;
 
 export const AuditLogPage = Page(Type.Ref(AuditEntry));
+
+/** One row to append: what changed, by whom, with the target before and after. */
+export type AuditRecord = Omit<AuditEntry, 'id' | 'createdAt'>;

@@ -144,7 +144,13 @@ export const Cursor = Type.String({
 });
 
 /** `limit` and `cursor` of a paginated list: default 50, max 200 unless stated. */
-export function PageQuery<T extends TProperties>(filters: T, limits = { default: 50, maximum: 200 }) {
+/** A page's size when the query names none, and the most one query may ask for. */
+export const PAGE_LIMITS = { default: 50, maximum: 200 } as const;
+
+export function PageQuery<T extends TProperties>(
+  filters: T,
+  limits: { default: number; maximum: number } = PAGE_LIMITS,
+) {
   return Type.Object(
     {
       limit: Type.Optional(Int({ minimum: 1, maximum: limits.maximum, default: limits.default })),
@@ -168,8 +174,19 @@ export function Page<T extends TSchema>(item: T, maxItems = 200) {
 export const NullableString = (maxLength: number, options: StringOptions = {}) => Nullable(Text(maxLength, options));
 
 /** A name shown to people: trimmed by the service, at least one visible character. */
+/**
+ * Marks a string schema as free text people type (a name, a reason): the value a route's handler
+ * sees has no white space at either end (plugins/app/free-text.ts trims it, once validated). A
+ * symbol, so neither the validator nor the OpenAPI document sees it.
+ */
+export const FreeText = Symbol.for('pack-service.free-text');
+
+/** A string schema marked as free text (see `FreeText`). */
+export const trimmed = <T extends TSchema>(schema: T): T => Object.assign(schema, { [FreeText]: true });
+
+/** A name: free text with something in it besides white space (stored trimmed). */
 export const Name = (maxLength: number, examples: string[]) =>
-  Type.String({ minLength: 1, maxLength, pattern: '\\S', examples });
+  trimmed(Type.String({ minLength: 1, maxLength, pattern: '\\S', examples }));
 export const Description = (examples: string[]) => Text(2000, { examples });
 export const ImageUrl = (description: string) =>
   NullableString(2048, { format: 'uri', pattern: '^https?://', description });

@@ -33,6 +33,14 @@ export const TeamRole = StringEnum(TEAM_ROLES, {
     '`owner` manages the team and its members; `editor` runs its packs and collectibles; `viewer` reads its admin views',
 });
 
+/** What an audit log row is about. */
+export const AUDIT_TARGET_TYPES = ['pack', 'collectible', 'team', 'team_member'] as const;
+export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
+export const AuditTargetType = StringEnum(AUDIT_TARGET_TYPES, {
+  $id: 'AuditTargetType',
+  description: 'What the audit row is about: a pack (or its pool), a collectible, a team or a membership',
+});
+
 export const USER_ROLES = ['user', 'admin'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 export const UserRole = StringEnum(USER_ROLES, {

@@ -18,6 +18,7 @@ import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibl
 import { JobResult } from './jobs.js';
 import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order, UpdateOrderBody } from './checkout.js';
 import {
+  AuditTargetType,
   CronJob,
   LedgerKind,
   MobileProvider,
@@ -101,6 +102,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   Rarity,
   TeamRole,
   UserRole,
+  AuditTargetType,
   PublicCollectible,
   Collectible,
   CreateCollectibleBody,

@@ -120,7 +120,9 @@ export type AdminPackSummary = Static<typeof AdminPackSummary>;
 export const PackParams = Type.Object({ id: Id }, { additionalProperties: false });
 
 /** [spec] GET /api/packs */
-export const PublicPackListQuery = PageQuery({ teamId: Type.Optional(Id) }, { default: 100, maximum: 500 });
+/** The public catalog pages more packs at once than the admin lists. */
+export const PUBLIC_PACK_PAGE_LIMITS = { default: 100, maximum: 500 } as const;
+export const PublicPackListQuery = PageQuery({ teamId: Type.Optional(Id) }, PUBLIC_PACK_PAGE_LIMITS);
 export type PublicPackListQuery = Static<typeof PublicPackListQuery>;
 
 export const PublicPackList = Type.Object(

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, StrictObject, Text, Timestamp } from './common.js';
+import { Envelope, Id, StrictObject, Text, Timestamp, trimmed } from './common.js';
 import { TeamRole, UserRole } from './enums.js';
 
 export const CurrentUser = Type.Object(
@@ -21,14 +21,16 @@ export const CurrentUserResponse = Envelope(Type.Ref(CurrentUser));
 
 export const UpdateCurrentUserBody = StrictObject(
   {
-    displayName: Type.String({
-      minLength: 1,
-      maxLength: 100,
-      // At least one visible character, no control characters.
-      pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$',
-      description: 'The name shown to others; kept over the name in later tokens',
-      examples: ['Alice Liddell'],
-    }),
+    displayName: trimmed(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        // At least one visible character, no control characters.
+        pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$',
+        description: 'The name shown to others; kept over the name in later tokens',
+        examples: ['Alice Liddell'],
+      }),
+    ),
   },
   { $id: 'UpdateCurrentUserRequest', examples: [{ displayName: 'Alice Liddell' }] },
 );

@@ -1,4 +1,4 @@
-import { checkInvariants, type InvariantResult } from '../plugins/app/invariants/repository.js';
+import { checkInvariants, type InvariantResult } from '../plugins/app/invariants/checker.js';
 import { withServiceDatabase } from './service-database.js';
 
 /**

@@ -1,4 +1,4 @@
-import { recountReservations } from '../plugins/app/purchases/repository.js';
+import { recountReservations } from '../plugins/app/purchases/maintenance.js';
 import { withServiceDatabase } from './service-database.js';
 
 /**

@@ -3,7 +3,7 @@ import pg from 'pg';
 import * as schema from '../db/schema.js';
 import { runningEmbeddedUrl, startEmbeddedPostgres } from '../plugins/app/database/embedded-postgres.js';
 import type { Database } from '../plugins/app/database/index.js';
-import { holdsServiceTables } from '../plugins/app/invariants/repository.js';
+import { holdsServiceTables } from '../plugins/app/invariants/checker.js';
 
 /** The operator scripts' database: the one the service uses, found as the service finds it. */
 

@@ -1,4 +1,5 @@
 import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
+import { PAGE_LIMITS } from '../../schemas/common.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -57,4 +58,18 @@ export function toPage<T>(
 /** The keyset condition "after the cursor" for a list ordered by (at desc, id desc). */
 export function afterCursor(atColumn: AnyColumn, idColumn: AnyColumn, after: CursorKey | undefined): SQL | undefined {
   return after ? sql`(${atColumn}, ${idColumn}) < (${after.at}, ${after.id})` : undefined;
+}
+
+/** What a repository's list reads: how many rows, after which cursor. */
+export interface PageRequest {
+  limit: number;
+  after?: CursorKey;
+}
+
+/** A list query's page: its limit (the schema's default when it names none) and its decoded cursor. */
+export function pageOf(
+  query: { limit?: number; cursor?: string },
+  limits: { default: number } = PAGE_LIMITS,
+): PageRequest {
+  return { limit: query.limit ?? limits.default, after: decodeCursor(query.cursor) };
 }

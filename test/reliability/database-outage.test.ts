@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { startEmbeddedPostgres } from '../../plugins/app/database/embedded-postgres.js';
 import type { App } from '../../app.js';
-import { findEconomyViolations } from '../../plugins/app/invariants/repository.js';
+import { findEconomyViolations } from '../../plugins/app/invariants/checker.js';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { Database } from '../../plugins/app/database/index.js';
 import { bearer, buildTestApp, createTestDatabase } from '../support/app.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
+import type { Test } from 'tap';
 import type { App } from '../../app.js';
 import { teams } from '../../db/schema.js';
 import { bearer, tokenFor } from './app.js';
@@ -109,6 +110,30 @@ export function expectStatus(res: LightMyRequestResponse, status: number, what: 
   if (res.statusCode !== status) {
     throw new Error(`${what}: expected ${status}, got ${res.statusCode}: ${res.body}`);
   }
+}
+
+/**
+ * Asserts a 400 `validation_failed` whose details name `paths`: these and no other with
+ * `exactly`, else at least these.
+ */
+export function assertValidation(
+  t: Test,
+  res: LightMyRequestResponse,
+  paths: string[],
+  label: string,
+  options: { exactly?: boolean } = {},
+): void {
+  t.equal(res.statusCode, 400, label);
+  const body = res.json();
+  t.equal(body.success, false, label);
+  t.equal(body.error?.code, 'validation_failed', label);
+  const named = [...new Set((body.error?.details ?? []).map((detail: { path: string }) => detail.path))].sort();
+  if (options.exactly) t.same(named, [...paths].sort(), `${label}: names ${paths.join(', ')}`);
+  else
+    t.ok(
+      paths.every((path) => named.includes(path)),
+      `${label}: names ${paths.join(', ')} (${JSON.stringify(named)})`,
+    );
 }
 
 export async function insertTeam(app: App, name = 'Team'): Promise<string> {

@@ -1,7 +1,10 @@
+import { type SQL, sql } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import type { Test } from 'tap';
 import type { App } from '../../app.js';
-import { findEconomyViolations } from '../../plugins/app/invariants/repository.js';
+import { findEconomyViolations } from '../../plugins/app/invariants/checker.js';
 import { bearer } from './app.js';
-import { ADMIN, expectStatus } from './catalog.js';
+import { ADMIN, type AdminPackView, expectStatus, getAdminPack } from './catalog.js';
 import { signIn as signInUser } from './teams.js';
 
 /** Fans, coins, purchases and opens through the API, and the economy's invariants read from the database. */
@@ -92,3 +95,34 @@ export async function buyPack(
 
 /** The economy's invariants, as a list of violations (empty when all hold). */
 export const economyViolations = (app: App): Promise<string[]> => findEconomyViolations(app.db.orm);
+
+/** Asserts that every invariant of the economy holds. */
+export async function assertNoViolations(t: Test, app: App): Promise<void> {
+  t.same(await economyViolations(app), [], 'every invariant of the economy holds');
+}
+
+/** The error code of a response, if it has one (undefined for a success or a body that is no JSON). */
+export const errorCode = (res: LightMyRequestResponse): string | undefined => {
+  try {
+    return res.json().error?.code;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The rows of a raw query on the app's database. */
+export const sqlRows = async <T>(app: App, query: SQL): Promise<T[]> =>
+  ((await app.db.orm.execute(query)) as unknown as { rows: T[] }).rows;
+
+/** Purchases of a pack by stored status (the column, not the effective status). */
+export async function purchaseStatuses(app: App, packId: string): Promise<Record<string, number>> {
+  const found = await sqlRows<{ status: string; count: number }>(
+    app,
+    sql`select status, count(*)::int as count from purchases where pack_id = ${packId} group by status order by status`,
+  );
+  return Object.fromEntries(found.map((row) => [row.status, row.count]));
+}
+
+/** The admin view of a pack with its sales. */
+export type SalesView = AdminPackView & { sold: number; opened: number; maxPerUser: number | null };
+export const salesOf = async (app: App, packId: string) => (await getAdminPack(app, packId)) as SalesView;

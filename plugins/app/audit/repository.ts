@@ -1,28 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { type AuditLogRow, auditLog } from '../../../db/schema.js';
+import type { AuditRecord } from '../../../schemas/audit.js';
 import type { Database } from '../database/index.js';
-import { afterCursor, type CursorKey, toPage } from '../pagination.js';
-
-export interface AuditEntry {
-  actorId: string;
-  action: string;
-  targetType: 'pack' | 'collectible' | 'team' | 'team_member';
-  targetId: string;
-  teamId: string | null;
-  before: unknown;
-  after: unknown;
-}
+import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 
 /** Appends one row; call it inside the transaction that makes the change, so both or neither land. */
-export async function recordAudit(tx: Database, entry: AuditEntry, at: Date): Promise<void> {
+export async function recordAudit(tx: Database, entry: AuditRecord, at: Date): Promise<void> {
   await tx.insert(auditLog).values({ id: randomUUID(), ...entry, createdAt: at });
 }
 
 export async function listAudit(
   db: Database,
   filters: { teamId?: string; targetId?: string },
-  page: { limit: number; after?: CursorKey },
+  page: PageRequest,
 ): Promise<{ items: AuditLogRow[]; nextCursor: string | null }> {
   const conditions: SQL[] = [];
   if (filters.teamId !== undefined) conditions.push(eq(auditLog.teamId, filters.teamId));

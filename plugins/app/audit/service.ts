@@ -1,9 +1,9 @@
 import type { AuditLogRow } from '../../../db/schema.js';
-import type { AuditEntry, AuditLogQuery } from '../../../schemas/audit.js';
+import type { AuditEntry, AuditLogQuery, AuditRecord } from '../../../schemas/audit.js';
 import { authorizeList, type Principal } from '../auth/policy.js';
-import type { DatabaseHandle } from '../database/index.js';
-import { decodeCursor } from '../pagination.js';
-import { listAudit } from './repository.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
+import { pageOf } from '../pagination.js';
+import { listAudit, recordAudit } from './repository.js';
 
 export function toAuditEntry(row: AuditLogRow): AuditEntry {
   return {
@@ -19,18 +19,17 @@ export function toAuditEntry(row: AuditLogRow): AuditEntry {
   };
 }
 
+/** The audit log: every admin change appends a row in its own transaction; admins read it. */
 export function createAuditService(db: DatabaseHandle) {
   return {
+    /** Appends one row in the caller's transaction, so the change and its row land together or not at all. */
+    record(tx: Database, entry: AuditRecord, at: Date): Promise<void> {
+      return recordAudit(tx, entry, at);
+    },
+
     async list(principal: Principal, query: AuditLogQuery) {
       authorizeList(principal, 'audit:read', query.teamId);
-      const page = await listAudit(
-        db.orm,
-        { teamId: query.teamId, targetId: query.targetId },
-        {
-          limit: query.limit ?? 50,
-          after: decodeCursor(query.cursor),
-        },
-      );
+      const page = await listAudit(db.orm, { teamId: query.teamId, targetId: query.targetId }, pageOf(query));
       return { items: page.items.map(toAuditEntry), nextCursor: page.nextCursor };
     },
   };

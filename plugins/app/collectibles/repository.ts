@@ -1,20 +1,9 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
-import { type CollectibleRow, collectibles, teams } from '../../../db/schema.js';
+import { type CollectibleRow, collectibles } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
-import { afterCursor, type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 
 /** SQL of the collectibles catalog. Writes run inside the caller's transaction. */
-
-/** The columns of a collectible's public view, for selects that join collectibles. */
-export const publicCollectibleColumns = {
-  id: collectibles.id,
-  teamId: collectibles.teamId,
-  name: collectibles.name,
-  description: collectibles.description,
-  imageUrl: collectibles.imageUrl,
-  rarity: collectibles.rarity,
-  points: collectibles.points,
-};
 
 export async function insertCollectible(tx: Database, row: typeof collectibles.$inferInsert): Promise<CollectibleRow> {
   const [created] = await tx.insert(collectibles).values(row).returning();
@@ -39,7 +28,7 @@ export async function updateCollectible(
 export async function listCollectibles(
   db: Database,
   filters: { teamId?: string; rarity?: CollectibleRow['rarity'] },
-  page: { limit: number; after?: CursorKey },
+  page: PageRequest,
 ) {
   const conditions: SQL[] = [];
   if (filters.teamId !== undefined) conditions.push(eq(collectibles.teamId, filters.teamId));
@@ -51,9 +40,4 @@ export async function listCollectibles(
     .orderBy(desc(collectibles.createdAt), desc(collectibles.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
-}
-
-export async function teamExists(db: Database, teamId: string): Promise<boolean> {
-  const [row] = await db.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId));
-  return row !== undefined;
 }

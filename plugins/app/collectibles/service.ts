@@ -6,7 +6,7 @@ import type {
   CreateCollectibleBody,
   UpdateCollectibleBody,
 } from '../../../schemas/collectibles.js';
-import { recordAudit } from '../audit/repository.js';
+import type { AuditService } from '../audit/service.js';
 import {
   authorize,
   authorizeList,
@@ -15,13 +15,12 @@ import {
   requireAdminAccess,
   teamNotFound,
 } from '../auth/policy.js';
-import type { DatabaseHandle } from '../database/index.js';
-import { NotFoundError } from '../errors.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import type { CatalogChange, CatalogEvents } from '../packs/catalog-cache.js';
-import { activePacksHolding } from '../packs/repository.js';
-import { decodeCursor } from '../pagination.js';
-import { withCurrentRole } from '../teams/current-role.js';
-import { findCollectible, insertCollectible, listCollectibles, teamExists, updateCollectible } from './repository.js';
+import { pageOf } from '../pagination.js';
+import type { TeamsService } from '../teams/service.js';
+import { collectibleNotFound } from './errors.js';
+import { findCollectible, insertCollectible, listCollectibles, updateCollectible } from './repository.js';
 
 export function toCollectible(row: CollectibleRow): Collectible {
   return {
@@ -38,24 +37,37 @@ export function toCollectible(row: CollectibleRow): Collectible {
   };
 }
 
-const collectibleNotFound = () => new NotFoundError('collectible_not_found', 'No collectible with this id.');
-
 /** The collectibles catalog: every change is authorized, transactional and audited. */
-export function createCollectiblesService(db: DatabaseHandle, events: CatalogEvents) {
+export function createCollectiblesService({
+  db,
+  events,
+  audit,
+  teams,
+}: {
+  db: DatabaseHandle;
+  events: CatalogEvents;
+  audit: AuditService;
+  teams: TeamsService;
+}) {
   return {
+    /** The collectible, read in the caller's transaction (a pack's pool names it). */
+    find(tx: Database, id: string): Promise<CollectibleRow | undefined> {
+      return findCollectible(tx, id);
+    },
+
     async create(principal: Principal, body: CreateCollectibleBody): Promise<Collectible> {
       const teamId = body.teamId ?? null;
       requireAdminAccess(principal);
       // A platform (teamless) resource is the platform admins' alone: 403, there is no team to hide.
       authorize(principal, 'catalog:write', { teamId }, teamId === null ? forbidden : teamNotFound);
       const row = await db.transaction(async (tx) => {
-        if (teamId !== null && !(await teamExists(tx, teamId))) throw teamNotFound();
-        authorize(await withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
+        if (teamId !== null && !(await teams.exists(tx, teamId))) throw teamNotFound();
+        authorize(await teams.withCurrentRole(tx, principal, teamId), 'catalog:write', { teamId }, teamNotFound);
         const now = new Date();
         const created = await insertCollectible(tx, {
           id: randomUUID(),
           teamId,
-          name: body.name.trim(),
+          name: body.name,
           description: body.description ?? '',
           imageUrl: body.imageUrl ?? null,
           rarity: body.rarity ?? 'common',
@@ -63,7 +75,7 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
           createdAt: now,
           updatedAt: now,
         });
-        await recordAudit(
+        await audit.record(
           tx,
           {
             actorId: principal.id,
@@ -94,17 +106,22 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
       const row = await db.transaction(async (tx) => {
         const current = await findCollectible(tx, id, { lock: true });
         if (!current) throw collectibleNotFound();
-        authorize(await withCurrentRole(tx, principal, current.teamId), 'catalog:write', current, collectibleNotFound);
+        authorize(
+          await teams.withCurrentRole(tx, principal, current.teamId),
+          'catalog:write',
+          current,
+          collectibleNotFound,
+        );
         const now = new Date();
         const updated = (await updateCollectible(tx, id, {
-          ...(body.name !== undefined ? { name: body.name.trim() } : {}),
+          ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.imageUrl !== undefined ? { imageUrl: body.imageUrl } : {}),
           ...(body.rarity !== undefined ? { rarity: body.rarity } : {}),
           ...(body.points !== undefined ? { points: body.points } : {}),
           updatedAt: now,
         })) as CollectibleRow;
-        await recordAudit(
+        await audit.record(
           tx,
           {
             actorId: principal.id,
@@ -118,7 +135,7 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
           now,
         );
         // Names and rarities show in the public odds of the active packs that hold it.
-        const affects: CatalogChange = { lists: false, packIds: await activePacksHolding(tx, id) };
+        const affects: CatalogChange = { lists: false, packIds: await events.activePacksHolding(tx, id) };
         await events.notify(tx, affects);
         return { updated, affects };
       });
@@ -128,14 +145,7 @@ export function createCollectiblesService(db: DatabaseHandle, events: CatalogEve
 
     async list(principal: Principal, query: CollectibleListQuery) {
       authorizeList(principal, 'catalog:read', query.teamId);
-      const page = await listCollectibles(
-        db.orm,
-        { teamId: query.teamId, rarity: query.rarity },
-        {
-          limit: query.limit ?? 50,
-          after: decodeCursor(query.cursor),
-        },
-      );
+      const page = await listCollectibles(db.orm, { teamId: query.teamId, rarity: query.rarity }, pageOf(query));
       return { items: page.items.map(toCollectible), nextCursor: page.nextCursor };
     },
   };

@@ -12,5 +12,5 @@ export default fp(
     });
     if (loaded) fastify.log.info('DEMO_DATA: loaded the demo catalog into the empty database');
   },
-  { name: 'demo', dependencies: ['db', 'users', 'teams', 'catalog'] },
+  { name: 'demo', dependencies: ['db', 'users', 'teams', 'collectibles', 'packs'] },
 );

@@ -6,9 +6,11 @@ import { type ErrorEnvelope, errorResponses } from '../../../schemas/common.js';
 import { callerOf } from '../auth/index.js';
 import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../database/index.js';
-import { AppError, ConflictError, overloadedError, toErrorResponse } from '../errors.js';
+import { AppError, overloadedError, toErrorResponse } from '../errors.js';
+import { keyInUse, keyReused } from './errors.js';
 import {
   findStoredResponse,
+  deleteExpiredResponses,
   findStoredResponses,
   type KeyScope,
   scopeKey,
@@ -59,15 +61,21 @@ export interface BatchedChangeOptions<In, Out> {
 
 export interface BatchedChange<In> {
   /**
-   * Runs this request's change in the next batch of `key` and sends its result (`{ success, data }`)
-   * with `statusCode`. The Idempotency-Key of a route with `config.idempotent` keeps its meaning:
-   * stored with the effect, replayed, 422 for another request, 409 while the first one runs (a
-   * second request with the key in the same batch included). Refused at once with 503 `overloaded`
+   * Runs this request's change in the next batch of `key` and answers its outcome (its result as
+   * `{ success, data }` with `statusCode`, for `reply.sendOutcome`). The Idempotency-Key of a
+   * route with `config.idempotent` keeps its meaning: stored with the effect, replayed, 422 for
+   * another request, 409 while the first one runs (a second request with the key in the same
+   * batch included). Refused at once with 503 `overloaded`
    * when the batches queued for `key` and the pool's queue would keep it waiting past
    * DATABASE_QUEUE_LIMIT, and later if it waited that long all the same and a batch starting
    * leaves it queued behind.
    */
-  send(request: FastifyRequest, reply: FastifyReply, statusCode: number, key: string, input: In): Promise<FastifyReply>;
+  run(request: FastifyRequest, statusCode: number, key: string, input: In): Promise<ChangeOutcome>;
+}
+
+export interface IdempotencyService {
+  /** Forgets up to `limit` stored responses past their 24 hours' retention; answers how many. */
+  forgetExpired(limit: number): Promise<number>;
 }
 
 declare module 'fastify' {
@@ -76,6 +84,7 @@ declare module 'fastify' {
     idempotent?: boolean;
   }
   interface FastifyInstance {
+    idempotency: IdempotencyService;
     /**
      * Group commit: the requests for one key (a pack) that arrive while its transaction runs are
      * served together by the next one, which takes the key's lock once and answers each request
@@ -83,35 +92,27 @@ declare module 'fastify' {
      */
     batchedChange<In, Out>(options: BatchedChangeOptions<In, Out>): BatchedChange<In>;
     /**
-     * Runs a change in one transaction and sends its result with `statusCode`. On a route with
-     * `config.idempotent` and a request carrying an Idempotency-Key, the response is stored with
-     * the effect and replayed for the same key.
+     * Runs a change in one transaction and answers its outcome: its result with `statusCode`, for
+     * `reply.sendOutcome`. On a route with `config.idempotent` and a request carrying an
+     * Idempotency-Key, the outcome is stored with the effect and replayed for the same key. A
+     * refusal (an AppError) is thrown, as from any handler, once stored.
      *
      * `prepare`, when given, runs first and outside any transaction (a call to another service must
      * not hold a database connection while it waits); its result is handed to `work`. It is skipped
      * when the key already has a stored answer, and its errors are not stored, so a retry tries again.
      */
-    runChange<T, P = undefined>(
+    idempotentChange<T, P = undefined>(
       request: FastifyRequest,
-      reply: FastifyReply,
       statusCode: number,
       work: (tx: Database, prepared: P) => Promise<T>,
       prepare?: () => Promise<P>,
-    ): Promise<FastifyReply>;
+    ): Promise<ChangeOutcome>;
+  }
+  interface FastifyReply {
+    /** Sends a change's outcome; a replayed one says so (`Idempotent-Replayed: true`) and names this request in an error. */
+    sendOutcome(outcome: ChangeOutcome): FastifyReply;
   }
 }
-
-const keyInUse = () =>
-  new ConflictError(
-    'idempotency_key_in_use',
-    'A request with this Idempotency-Key is still being processed; retry when it has finished.',
-  );
-const keyReused = () =>
-  new AppError(
-    422,
-    'idempotency_key_reused',
-    'This Idempotency-Key was used with a different request; use a new key for a new request.',
-  );
 
 /** JSON with every object's keys sorted: the same fields in another order are the same request. */
 function canonicalJson(value: unknown): string {
@@ -151,14 +152,14 @@ function keyedRequest(request: FastifyRequest): { scope: KeyScope; hash: string 
 const retainedSince = () => new Date(Date.now() - IDEMPOTENCY_RETENTION_MS);
 
 /** What a change answers: its status and body, and whether it is a stored answer replayed. */
-interface Outcome {
+export interface ChangeOutcome {
   statusCode: number;
   body: unknown;
   replayed: boolean;
 }
 
 /** Sends an outcome; a replayed error names this request, so its logs can be found. */
-function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outcome): FastifyReply {
+function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: ChangeOutcome): FastifyReply {
   if (!outcome.replayed) return reply.code(outcome.statusCode).send(outcome.body);
   reply.header('idempotent-replayed', 'true');
   const body = outcome.statusCode >= 400 ? withRequestId(outcome.body as ErrorEnvelope, request.id) : outcome.body;
@@ -166,7 +167,7 @@ function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outc
 }
 
 /** The stored answer for a key: replayed for the same request, 422 for another one. */
-function replayOf(stored: { requestHash: string; statusCode: number; response: unknown }, hash: string): Outcome {
+function replayOf(stored: { requestHash: string; statusCode: number; response: unknown }, hash: string): ChangeOutcome {
   if (stored.requestHash !== hash) throw keyReused();
   return { replayed: true, statusCode: stored.statusCode, body: stored.response };
 }
@@ -188,14 +189,22 @@ export default fp(
       };
     });
 
-    fastify.decorate('runChange', async function runChange<
+    fastify.decorate('idempotency', {
+      forgetExpired: (limit: number) => deleteExpiredResponses(fastify.db.orm, retainedSince(), limit),
+    } satisfies IdempotencyService);
+
+    fastify.decorateReply('sendOutcome', function sendOutcomeOf(this: FastifyReply, outcome: ChangeOutcome) {
+      return sendOutcome(this.request, this, outcome);
+    });
+
+    fastify.decorate('idempotentChange', async function idempotentChange<
       T,
       P = undefined,
-    >(request: FastifyRequest, reply: FastifyReply, statusCode: number, work: (tx: Database, prepared: P) => Promise<T>, prepare?: () => Promise<P>): Promise<FastifyReply> {
+    >(request: FastifyRequest, statusCode: number, work: (tx: Database, prepared: P) => Promise<T>, prepare?: () => Promise<P>): Promise<ChangeOutcome> {
       const keyed = keyedRequest(request);
       if (!keyed) {
         const prepared = (await prepare?.()) as P;
-        return reply.code(statusCode).send(await fastify.db.transaction((tx) => work(tx, prepared)));
+        return { statusCode, body: await fastify.db.transaction((tx) => work(tx, prepared)), replayed: false };
       }
 
       const { scope, hash } = keyed;
@@ -231,7 +240,7 @@ export default fp(
         return { replayed: false, ...result };
       });
       if ('error' in outcome && outcome.error) throw outcome.error;
-      return sendOutcome(request, reply, outcome);
+      return { statusCode: outcome.statusCode, body: outcome.body, replayed: outcome.replayed };
     });
 
     fastify.decorate('batchedChange', function batchedChange<
@@ -243,8 +252,12 @@ export default fp(
        * them), then the work of every request that is neither replayed nor refused, then the
        * keyed requests' answers stored beside the effect (one statement).
        */
-      const runBatch = async (tx: Database, key: string, entries: BatchEntry<In>[]): Promise<(Outcome | Error)[]> => {
-        const outcomes: (Outcome | Error | undefined)[] = new Array(entries.length);
+      const runBatch = async (
+        tx: Database,
+        key: string,
+        entries: BatchEntry<In>[],
+      ): Promise<(ChangeOutcome | Error)[]> => {
+        const outcomes: (ChangeOutcome | Error | undefined)[] = new Array(entries.length);
         const keyedAt = entries.flatMap((entry, index) => (entry.keyed ? [index] : []));
         const firstOfScope = new Map<string, number>();
         for (const index of keyedAt) {
@@ -308,11 +321,11 @@ export default fp(
           outcomes[index] = result instanceof AppError ? result : { ...answer, replayed: false };
         });
         await storeResponses(tx, toStore);
-        return outcomes as (Outcome | Error)[];
+        return outcomes as (ChangeOutcome | Error)[];
       };
 
       const queueLimitMs = fastify.config.databaseQueueLimitMs;
-      const batcher = new KeyedBatcher<BatchEntry<In>, Outcome>(
+      const batcher = new KeyedBatcher<BatchEntry<In>, ChangeOutcome>(
         (key, entries) => fastify.db.transaction((tx) => runBatch(tx, key, entries)),
         options.maxBatch,
         {
@@ -327,12 +340,11 @@ export default fp(
       );
 
       return {
-        async send(request, reply, statusCode, key, input) {
+        async run(request, statusCode, key, input) {
           // A crowd waits in the key's batcher, not in the pool: refused only past what the limit allows.
           if (queueLimitMs > 0 && batcher.expectedWaitMs(key) + fastify.db.expectedWaitMs() > queueLimitMs)
             throw overloadedError(1);
-          const outcome = await batcher.submit(key, { input, keyed: keyedRequest(request), statusCode });
-          return sendOutcome(request, reply, outcome);
+          return batcher.submit(key, { input, keyed: keyedRequest(request), statusCode });
         },
       };
     });

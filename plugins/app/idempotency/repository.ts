@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, gt, lt, sql } from 'drizzle-orm';
 import { idempotencyKeys } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
+import { rowsOf } from '../rows.js';
 
 /** SQL of the responses kept for Idempotency-Keys. */
 
@@ -27,10 +28,12 @@ function lockId(scope: KeyScope): string {
  */
 export async function tryLockKeys(tx: Database, scopes: readonly KeyScope[]): Promise<boolean[]> {
   if (scopes.length === 0) return [];
-  const result = (await tx.execute(
-    sql`select pg_try_advisory_xact_lock(k.id) as locked from unnest(${sql.param(scopes.map(lockId))}::bigint[]) with ordinality as k(id, n) order by k.n`,
-  )) as unknown as { rows: { locked: boolean }[] };
-  return result.rows.map((row) => row.locked === true);
+  const rows = rowsOf<{ locked: boolean }>(
+    await tx.execute(
+      sql`select pg_try_advisory_xact_lock(k.id) as locked from unnest(${sql.param(scopes.map(lockId))}::bigint[]) with ordinality as k(id, n) order by k.n`,
+    ),
+  );
+  return rows.map((row) => row.locked === true);
 }
 
 export async function tryLockKey(tx: Database, scope: KeyScope): Promise<boolean> {

@@ -1,9 +1,6 @@
 import fp from 'fastify-plugin';
 import type { CRON_JOBS } from '../../../schemas/enums.js';
-import { ConflictError } from '../errors.js';
-import { deleteExpiredResponses } from '../idempotency/repository.js';
-import { IDEMPOTENCY_RETENTION_MS } from '../idempotency/index.js';
-import { expirePurchases } from '../purchases/repository.js';
+import { jobRunning } from './errors.js';
 import { type JobName, recordEnd, recordStart, releaseLease, takeLease } from './repository.js';
 
 /** Rows one run touches per batch: a run never holds many locks or runs one long statement. */
@@ -52,12 +49,12 @@ export default fp(
       'expire-purchases': async () => {
         let expired = 0;
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          const count = await expirePurchases(db, BATCH);
+          const count = await fastify.purchases.expireOverdue(BATCH);
           expired += count;
           if (count < BATCH) break;
         }
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          if ((await deleteExpiredResponses(db, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS), BATCH)) < BATCH) break;
+          if ((await fastify.idempotency.forgetExpired(BATCH)) < BATCH) break;
         }
         return { processed: expired, expired };
       },
@@ -69,11 +66,7 @@ export default fp(
     const jobs: Jobs = {
       async run(job, trigger) {
         const runId = await takeLease(db, job, LEASE_MS);
-        if (!runId)
-          throw new ConflictError(
-            'job_running',
-            `A run of ${job} is under way on this or another instance; try again when it ends.`,
-          );
+        if (!runId) throw jobRunning(job);
         try {
           await recordStart(db, runId, job, trigger);
           try {
@@ -119,5 +112,5 @@ export default fp(
       });
     }
   },
-  { name: 'jobs', dependencies: ['db', 'checkout'] },
+  { name: 'jobs', dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency'] },
 );

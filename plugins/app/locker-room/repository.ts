@@ -1,9 +1,9 @@
 import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { collectibles, pulls, userPacks, users } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
-import { publicCollectibleColumns } from '../collectibles/repository.js';
+import { publicCollectibleColumns } from '../../../db/columns.js';
 import type { Database } from '../database/index.js';
-import { afterCursor, type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 
 /** SQL of a user's locker room: pulls, score and unopened packs. */
 
@@ -35,7 +35,7 @@ export async function listPulls(
   db: Database,
   userId: string,
   filters: { rarity?: Rarity; teamId?: string },
-  page: { limit: number; after?: CursorKey },
+  page: PageRequest,
 ) {
   const conditions: SQL[] = [eq(pulls.userId, userId)];
   if (filters.rarity !== undefined) conditions.push(eq(collectibles.rarity, filters.rarity));

@@ -1,7 +1,7 @@
 import { RARITIES } from '../../../schemas/enums.js';
 import type { LockerRoomTotals, Pull, PullQuery } from '../../../schemas/purchases.js';
 import type { DatabaseHandle } from '../database/index.js';
-import { decodeCursor } from '../pagination.js';
+import { pageOf } from '../pagination.js';
 import { listPulls, pullsByRarity, scoreOf, unopenedCount } from './repository.js';
 
 /** What a fan owns: totals, pulls, and (through the opening service) each open's proof. */
@@ -25,12 +25,7 @@ export function createLockerRoomService(db: DatabaseHandle) {
     },
 
     async pulls(userId: string, query: PullQuery): Promise<{ items: Pull[]; nextCursor: string | null }> {
-      const page = await listPulls(
-        db.orm,
-        userId,
-        { rarity: query.rarity, teamId: query.teamId },
-        { limit: query.limit ?? 50, after: decodeCursor(query.cursor) },
-      );
+      const page = await listPulls(db.orm, userId, { rarity: query.rarity, teamId: query.teamId }, pageOf(query));
       return {
         items: page.items.map((row) => ({
           id: row.id,

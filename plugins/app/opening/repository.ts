@@ -1,8 +1,10 @@
 import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm';
 import { packOpens, packs, purchases, userPacks } from '../../../db/schema.js';
+import type { PublicCollectible } from '../../../schemas/collectibles.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { OpenResult } from '../../../schemas/purchases.js';
 import type { Database } from '../database/index.js';
+import { rowsOf } from '../rows.js';
 import type { SerialBlock } from '../packs/draw.js';
 
 /**
@@ -22,8 +24,6 @@ const ownedPackColumns = {
   serverSeedHash: purchases.serverSeedHash,
   clientSeed: purchases.clientSeed,
 };
-
-const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
 export async function findOpenResult(
   db: Database,
@@ -50,15 +50,7 @@ export interface DrawEntry {
   collectibleId: string;
   weight: number;
   remaining: number;
-  collectible: {
-    id: string;
-    teamId: string | null;
-    name: string;
-    description: string;
-    imageUrl: string | null;
-    rarity: Rarity;
-    points: number;
-  };
+  collectible: PublicCollectible;
   editionSize: number;
   /** The entry's serials: null before any were allocated. */
   serials: { minted: number; allocated: number; blocks: SerialBlock[] } | null;

@@ -1,12 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OpenPackBody, OpenResult } from '../../../schemas/purchases.js';
 import type { Database } from '../database/index.js';
-import { AppError, NotFoundError } from '../errors.js';
+import { AppError } from '../errors.js';
+import type { ChangeOutcome } from '../idempotency/index.js';
 import { drawPack, drawPositions, type SerialState } from '../packs/draw.js';
 import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
-import { allocateSerials, loadMoves } from '../packs/serials-repository.js';
-import { packNotFound } from '../packs/service.js';
+import { packNotFound } from '../packs/errors.js';
+import type { PacksService } from '../packs/service.js';
 import {
   type DrawEntry,
   findOpenResult,
@@ -17,10 +19,7 @@ import {
   readDrawPool,
   writeOpens,
 } from './repository.js';
-
-const userPackNotFound = () => new NotFoundError('user_pack_not_found', 'You own no pack with this id of this kind.');
-const noUnopenedPack = () => new NotFoundError('no_unopened_pack', 'You have no unopened pack of this kind.');
-const openNotFound = () => new NotFoundError('open_not_found', 'You have opened no pack with this id.');
+import { noUnopenedPack, openNotFound, userPackNotFound } from './errors.js';
 
 /** Whether some copy of the entry has no serial yet (copies added to a restored draft, or a pack published before serials). */
 const lacksSerials = (entry: DrawEntry) =>
@@ -41,7 +40,16 @@ const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackI
  * twice answer the first result; the pack's row lock, taken as late as possible, serializes the
  * opens of one pack with its sales and admin changes, and one hold of it draws a whole batch.
  */
-export function createOpeningService() {
+/** The most opens of one pack one transaction draws. */
+const MAX_OPEN_BATCH = 100;
+
+export function createOpeningService({
+  packs,
+  batchedChange,
+}: {
+  packs: Pick<PacksService, 'allocateSerials' | 'serialMoves'>;
+  batchedChange: FastifyInstance['batchedChange'];
+}) {
   /**
    * The caller's owned pack to open, locked, with its purchase's seeds: the one named, or the
    * oldest unopened one not already `claimed` by an earlier open of the same batch.
@@ -141,7 +149,7 @@ export function createOpeningService() {
     }
     const drawnIds = [...new Set(positions.map((drawn) => drawn.collectibleId))];
     if (drawnIds.some((id) => lacksSerials(entryOf(id)))) {
-      await allocateSerials(tx, packId, drawnIds.map(entryOf), now);
+      await packs.allocateSerials(tx, packId, drawnIds.map(entryOf), now);
       pool = await readDrawPool(tx, packId);
       byId = new Map(pool.map((entry) => [entry.collectibleId, entry]));
     }
@@ -150,7 +158,7 @@ export function createOpeningService() {
       if (!serials) throw new Error(`no serial state for ${id} in pack ${packId}`);
       return serials;
     };
-    const moves = await loadMoves(
+    const moves = await packs.serialMoves(
       tx,
       packId,
       placesRead(positions, new Map(drawnIds.map((id) => [id, stateOf(id).minted]))),
@@ -223,14 +231,19 @@ export function createOpeningService() {
     return results;
   }
 
+  // A crowd opening one pack is served a batch at a time: one transaction, one hold of the pack's row lock.
+  const opens = batchedChange({ maxBatch: MAX_OPEN_BATCH, work: openBatch });
+
   return {
     /**
-     * Opens owned packs of one pack in the caller's transaction (a batch: see idempotency's
-     * batchedChange), drawn one after another from the pool under one hold of the pack's row
-     * lock. Answers, in order, each request's result or the AppError it is refused with; a pack
-     * named twice answers one draw twice.
+     * Opens an owned pack of `packId` (the one named, or the oldest unopened) and answers the
+     * outcome to send (200 with the result, idempotent). Opens of one pack arriving while its
+     * batch runs are drawn by the next batch, in one transaction under one hold of the pack's row
+     * lock, each answered with its own result or its own error: the caller need not know.
      */
-    openBatch,
+    open(request: FastifyRequest, packId: string, input: OpenRequest): Promise<ChangeOutcome> {
+      return opens.run(request, 200, packId, input);
+    },
 
     /** A stored open result, for its owner only. */
     async openResult(db: Database, userId: string, userPackId: string): Promise<OpenResult> {

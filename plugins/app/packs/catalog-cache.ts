@@ -24,6 +24,8 @@ export interface CatalogEvents {
   notify(tx: Database, change: CatalogChange): Promise<void>;
   /** After the commit: drops this instance's affected responses. */
   invalidateLocal(change: CatalogChange): void;
+  /** The active packs whose public odds show the collectible: what a change of it affects. */
+  activePacksHolding(tx: Database, collectibleId: string): Promise<string[]>;
 }
 
 export const listKey = (query: { limit: number; cursor?: string; teamId?: string }) =>

@@ -1,8 +1,9 @@
 import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { publicCollectibleColumns } from '../../../db/columns.js';
 import { collectibles, type PackRow, packPoolEntries, packs } from '../../../db/schema.js';
-import { publicCollectibleColumns } from '../collectibles/repository.js';
+import type { PublicCollectible } from '../../../schemas/collectibles.js';
 import type { Database } from '../database/index.js';
-import { afterCursor, type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 
 /** SQL of packs and their pools. Writes run inside the caller's transaction. */
 
@@ -12,15 +13,7 @@ export interface PoolRow {
   collectibleId: string;
   weight: number;
   remaining: number;
-  collectible: {
-    id: string;
-    teamId: string | null;
-    name: string;
-    description: string;
-    imageUrl: string | null;
-    rarity: 'common' | 'uncommon' | 'rare' | 'epic' | 'legendary';
-    points: number;
-  };
+  collectible: PublicCollectible;
 }
 
 export async function findPack(
@@ -149,11 +142,7 @@ export async function deletePoolEntry(tx: Database, packId: string, collectibleI
 }
 
 /** Active packs, newest first; served by the partial indexes on status = 'active'. */
-export async function listActivePacks(
-  db: Database,
-  filters: { teamId?: string },
-  page: { limit: number; after?: CursorKey },
-) {
+export async function listActivePacks(db: Database, filters: { teamId?: string }, page: PageRequest) {
   const conditions: SQL[] = [eq(packs.status, 'active')];
   if (filters.teamId !== undefined) conditions.push(eq(packs.teamId, filters.teamId));
   const rows = await db
@@ -168,7 +157,7 @@ export async function listActivePacks(
 export async function listPacks(
   db: Database,
   filters: { status?: PackRow['status']; teamId?: string },
-  page: { limit: number; after?: CursorKey },
+  page: PageRequest,
 ) {
   const conditions: SQL[] = [];
   if (filters.status !== undefined) conditions.push(eq(packs.status, filters.status));

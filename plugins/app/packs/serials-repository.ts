@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { collectibles, serialBlocks, serialStates } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
+import { rowsOf } from '../rows.js';
 import type { SerialBlock } from './draw.js';
 import { serialsToAllocate } from './serials.js';
 
@@ -87,14 +88,12 @@ export async function loadMoves(
     [...set].map((place) => [collectibleId, place] as const),
   );
   if (wanted.length === 0) return moves;
-  const rows = (
-    (await tx.execute(sql`
+  const rows = rowsOf<{ collectible_id: string; place: number; serial_number: number }>(
+    await tx.execute(sql`
       select m.collectible_id, m.place, m.serial_number
       from unnest(${sql.param(wanted.map(([collectibleId]) => collectibleId))}::text[], ${sql.param(wanted.map(([, place]) => place))}::integer[]) as w(collectible_id, place)
-      join serial_moves m on m.pack_id = ${packId} and m.collectible_id = w.collectible_id and m.place = w.place`)) as unknown as {
-      rows: { collectible_id: string; place: number; serial_number: number }[];
-    }
-  ).rows;
+      join serial_moves m on m.pack_id = ${packId} and m.collectible_id = w.collectible_id and m.place = w.place`),
+  );
   for (const row of rows) moves.get(row.collectible_id)?.set(row.place, row.serial_number);
   return moves;
 }

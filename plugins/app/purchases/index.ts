@@ -1,25 +1,19 @@
 import fp from 'fastify-plugin';
-import { createLockerRoomService, type LockerRoomService } from '../locker-room/service.js';
-import { createOpeningService, type OpeningService } from '../opening/service.js';
 import { createPurchasesService, type PurchasesService } from './service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     purchases: PurchasesService;
-    opening: OpeningService;
-    lockerRoom: LockerRoomService;
   }
 }
 
-/** The fan's side: buying packs, opening them, and the locker room that keeps the pulls. */
+/** The fan's side of a sale: reserving packs, paying for them, and the reservations' count. */
 export default fp(
   async (fastify) => {
     fastify.decorate(
       'purchases',
-      createPurchasesService({ ttlMs: fastify.config.purchases.ttlMs, wallets: fastify.wallets }),
+      createPurchasesService({ db: fastify.db, ttlMs: fastify.config.purchases.ttlMs, wallets: fastify.wallets }),
     );
-    fastify.decorate('opening', createOpeningService());
-    fastify.decorate('lockerRoom', createLockerRoomService(fastify.db));
   },
-  { name: 'purchases', dependencies: ['db', 'wallets'] },
+  { name: 'purchases', dependencies: ['db', 'env', 'wallets'] },
 );

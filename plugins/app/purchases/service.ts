@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PurchaseStatus } from '../../../schemas/enums.js';
 import type { CompletePurchaseBody, Purchase, UserPack } from '../../../schemas/purchases.js';
-import { ChangedMeanwhileError, type Database } from '../database/index.js';
+import { ChangedMeanwhileError, type Database, type DatabaseHandle } from '../database/index.js';
 import type { AppError } from '../errors.js';
 import { serverSeedHash } from '../packs/draw.js';
-import { packNotFound } from '../packs/service.js';
+import { packNotFound } from '../packs/errors.js';
 import type { WalletsService } from '../wallets/service.js';
 import {
   heldByUsers,
@@ -12,11 +12,18 @@ import {
   lockPurchases,
   lockSales,
   ownedPacksOf,
-  reclaimExpired,
   writeCancellation,
   writeCompletions,
   writeReservations,
 } from './repository.js';
+import {
+  expirePurchases,
+  reclaimAllExpired,
+  reclaimExpired,
+  reservedByPack,
+  reservedOf,
+  settleReservations,
+} from './reservations-repository.js';
 import { assertCancellable, effectiveStatus, planCompletions, planStarts, purchaseNotFound } from './rules.js';
 
 /**
@@ -77,8 +84,43 @@ export type CompletedPurchase = { purchase: Purchase; userPack: UserPack };
  * row lock once per batch rather than once per fan, and concurrent buyers on one or several
  * instances never oversell. Each request is answered with its own result or its own error.
  */
-export function createPurchasesService(options: { ttlMs: number; wallets: Pick<WalletsService, 'applyChanges'> }) {
+export function createPurchasesService(options: {
+  db: DatabaseHandle;
+  ttlMs: number;
+  wallets: Pick<WalletsService, 'applyChanges'>;
+}) {
+  const { db } = options;
   return {
+    /** Live reservations of each pack: the kept count less the expired ones not reclaimed yet. */
+    reservedByPack(packIds: string[]): Promise<Map<string, number>> {
+      return reservedByPack(db.orm, packIds);
+    },
+
+    reservedOf(packId: string): Promise<number> {
+      return reservedOf(db.orm, packId);
+    },
+
+    /**
+     * Reclaims every expired reservation of the pack, each round a short transaction of its own:
+     * a change of the pack that must count live reservations exactly then finds little left.
+     */
+    reclaimAllExpired(packId: string): Promise<number> {
+      return reclaimAllExpired(db.orm, packId);
+    },
+
+    /**
+     * In the caller's transaction, which holds the pack's row lock and read its kept count
+     * `kept` under it: reclaims the expired reservations and answers the live ones, exactly.
+     */
+    settleReservations(tx: Database, packId: string, kept: number): Promise<number> {
+      return settleReservations(tx, packId, kept);
+    },
+
+    /** The expiry job: marks up to `limit` reservations past their expiry expired; answers how many. */
+    expireOverdue(limit: number): Promise<number> {
+      return expirePurchases(db.orm, limit);
+    },
+
     /**
      * Reserves one pack per request for the TTL, in arrival order, and commits each to a secret
      * server seed by its hash. Under the pack's row lock, in four statements whatever the number

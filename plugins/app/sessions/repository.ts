@@ -16,11 +16,16 @@ import type { SESSION_END_REASONS } from '../../../schemas/enums.js';
 import type { MobileProvider } from '../../../schemas/enums.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, UnauthorizedError } from '../errors.js';
-import { userExists } from '../users/repository.js';
 import { REFRESH_RETRY_GRACE_SECONDS, revocationKey } from './rules.js';
 import { encodeEntries, type RevocationEntry } from './revocations.js';
 
 /** SQL of identities, sessions, refresh tokens and revocations. */
+
+/** Whether the account exists and is not deleted, holding its row (shared) so a deletion running now is seen. */
+async function activeUserExists(tx: Database, userId: string): Promise<boolean> {
+  const [row] = await tx.select({ deletedAt: users.deletedAt }).from(users).where(eq(users.id, userId)).for('share');
+  return row !== undefined && row.deletedAt === null;
+}
 
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
@@ -178,7 +183,7 @@ export function createSessionsRepository(
       return db.transaction(async (tx) => {
         if (!(await useIdToken(tx, profile))) return undefined;
         // As in signIn: an account deletion running now is seen, or waits for this link (and then removes it).
-        if (!(await userExists(tx, userId, { active: true })))
+        if (!(await activeUserExists(tx, userId)))
           throw new UnauthorizedError('invalid_token', 'The token is not valid.');
         const [inserted] = await tx
           .insert(identities)

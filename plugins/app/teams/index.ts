@@ -10,7 +10,7 @@ declare module 'fastify' {
 /** Teams and their members (TeamAdmin rows). */
 export default fp(
   async (fastify) => {
-    fastify.decorate('teams', createTeamsService(fastify.db));
+    fastify.decorate('teams', createTeamsService({ db: fastify.db, audit: fastify.audit, users: fastify.users }));
   },
-  { name: 'teams', dependencies: ['db'] },
+  { name: 'teams', dependencies: ['db', 'audit', 'users'] },
 );

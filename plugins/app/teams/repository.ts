@@ -2,7 +2,7 @@ import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import { type TeamAdminRow, type TeamRow, teamAdmins, teams } from '../../../db/schema.js';
 import type { TeamRole } from '../auth/policy.js';
 import type { Database } from '../database/index.js';
-import { afterCursor, type CursorKey, toPage } from '../pagination.js';
+import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 
 /** SQL of teams and their members. Writes run inside the caller's transaction. */
 
@@ -20,13 +20,18 @@ export async function findTeam(
   return row;
 }
 
+export async function teamExists(db: Database, teamId: string): Promise<boolean> {
+  const [row] = await db.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId));
+  return row !== undefined;
+}
+
 /** Inserts the team, or returns undefined when its slug is taken. */
 export async function insertTeam(tx: Database, row: typeof teams.$inferInsert): Promise<TeamRow | undefined> {
   const [created] = await tx.insert(teams).values(row).onConflictDoNothing({ target: teams.slug }).returning();
   return created;
 }
 
-export async function listTeams(db: Database, page: { limit: number; after?: CursorKey }) {
+export async function listTeams(db: Database, page: PageRequest) {
   const rows = await db
     .select()
     .from(teams)
@@ -88,12 +93,7 @@ export async function countOwners(tx: Database, teamId: string): Promise<number>
   return row?.n ?? 0;
 }
 
-export async function listMembers(
-  db: Database,
-  teamId: string,
-  filters: { role?: TeamRole },
-  page: { limit: number; after?: CursorKey },
-) {
+export async function listMembers(db: Database, teamId: string, filters: { role?: TeamRole }, page: PageRequest) {
   const conditions: SQL[] = [eq(teamAdmins.teamId, teamId)];
   if (filters.role !== undefined) conditions.push(eq(teamAdmins.role, filters.role));
   const rows = await db

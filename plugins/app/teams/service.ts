@@ -9,7 +9,7 @@ import type {
   TeamListQuery,
   UpdateMemberBody,
 } from '../../../schemas/teams.js';
-import { recordAudit } from '../audit/repository.js';
+import type { AuditService } from '../audit/service.js';
 import {
   authorize,
   forbidden,
@@ -19,10 +19,10 @@ import {
   teamNotFound,
 } from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
-import { ConflictError, NotFoundError } from '../errors.js';
-import { decodeCursor } from '../pagination.js';
-import { userExists, userNotFound } from '../users/repository.js';
+import { pageOf } from '../pagination.js';
+import type { UsersService } from '../users/service.js';
 import { withCurrentRole } from './current-role.js';
+import { alreadyMember, lastOwner, memberNotFound, slugTaken } from './errors.js';
 import {
   countOwners,
   deleteMember,
@@ -32,12 +32,10 @@ import {
   insertTeam,
   listMembers,
   listTeams,
+  teamExists,
   updateMemberRole,
 } from './repository.js';
-
-const memberNotFound = () => new NotFoundError('member_not_found', 'This user has no role in this team.');
-const lastOwner = () =>
-  new ConflictError('last_owner', 'A team always keeps at least one owner: make someone else owner first.');
+import { SLUG_ATTEMPTS, slugify, withSlugSuffix } from './rules.js';
 
 export function toTeam(row: TeamRow): Team {
   return { id: row.id, name: row.name, slug: row.slug, createdAt: row.createdAt.toISOString() };
@@ -53,28 +51,16 @@ export function toTeamAdmin(row: TeamAdminRow): TeamAdmin {
   };
 }
 
-/** A slug from a team name: "FC Köln 1948" → "fc-koln-1948". */
-export function slugify(name: string): string {
-  const slug = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, MAX_SLUG_LENGTH)
-    .replace(/-+$/, '');
-  return slug || 'team';
-}
-
-export const MAX_SLUG_LENGTH = 60;
-const SLUG_ATTEMPTS = 5;
-
-/** `base` with a suffix, cut so the whole stays within the slug's length: "team" → "team-3fa9". */
-export function withSlugSuffix(base: string, suffix: string): string {
-  return `${base.slice(0, MAX_SLUG_LENGTH - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
-}
-
-export function createTeamsService(db: DatabaseHandle) {
+/** Teams and their members: every change is authorized, transactional and audited. */
+export function createTeamsService({
+  db,
+  audit,
+  users,
+}: {
+  db: DatabaseHandle;
+  audit: AuditService;
+  users: UsersService;
+}) {
   /** A membership change: in one transaction holding the team's row lock, authorized and audited. */
   async function changeMembers<T>(
     principal: Principal,
@@ -93,23 +79,36 @@ export function createTeamsService(db: DatabaseHandle) {
       requireAdminAccess(current);
       authorize(current, 'members:manage', { teamId }, teamNotFound);
       const now = new Date();
-      const { result, audit } = await work(tx, now);
-      if (audit) {
-        await recordAudit(tx, { actorId: principal.id, targetType: 'team_member', teamId, ...audit }, now);
+      const { result, audit: change } = await work(tx, now);
+      if (change) {
+        await audit.record(tx, { actorId: principal.id, targetType: 'team_member', teamId, ...change }, now);
       }
       return result;
     });
   }
 
   return {
+    /** Whether the team exists, in the caller's transaction (a team's pack or collectible names one). */
+    exists(tx: Database, teamId: string): Promise<boolean> {
+      return teamExists(tx, teamId);
+    },
+
+    /**
+     * The caller as it stands now for a resource of `teamId`, in the caller's transaction: its
+     * role re-read (and held) there, so a role taken away meanwhile no longer counts.
+     */
+    withCurrentRole(tx: Database, principal: Principal, teamId: string | null): Promise<Principal> {
+      return withCurrentRole(tx, principal, teamId);
+    },
+
     async create(principal: Principal, body: CreateTeamBody): Promise<Team> {
       requireAdminAccess(principal);
       authorize(principal, 'team:create', { teamId: null }, forbidden);
       const ownerId = body.ownerUserId ?? principal.id;
       return db.transaction(async (tx) => {
-        if (!(await userExists(tx, ownerId, { active: true }))) throw userNotFound();
+        await users.ensureExists(tx, ownerId, { active: true });
         const now = new Date();
-        const values = { id: randomUUID(), name: body.name.trim(), createdAt: now };
+        const values = { id: randomUUID(), name: body.name, createdAt: now };
         const base = body.slug ?? slugify(body.name);
         let team = await insertTeam(tx, { ...values, slug: base });
         // A slug made from the name gets a short suffix when taken; a slug the caller chose does not.
@@ -117,9 +116,7 @@ export function createTeamsService(db: DatabaseHandle) {
           team = await insertTeam(tx, { ...values, slug: withSlugSuffix(base, randomBytes(2).toString('hex')) });
         }
         if (!team) {
-          throw new ConflictError('slug_taken', 'Another team has this slug; choose another.', [
-            { path: '/slug', message: 'is taken' },
-          ]);
+          throw slugTaken();
         }
         const owner = await insertMember(tx, {
           teamId: team.id,
@@ -128,7 +125,7 @@ export function createTeamsService(db: DatabaseHandle) {
           createdAt: now,
           addedBy: principal.id,
         });
-        await recordAudit(
+        await audit.record(
           tx,
           {
             actorId: principal.id,
@@ -141,7 +138,7 @@ export function createTeamsService(db: DatabaseHandle) {
           },
           now,
         );
-        await recordAudit(
+        await audit.record(
           tx,
           {
             actorId: principal.id,
@@ -159,7 +156,7 @@ export function createTeamsService(db: DatabaseHandle) {
     },
 
     async list(query: TeamListQuery) {
-      const page = await listTeams(db.orm, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      const page = await listTeams(db.orm, pageOf(query));
       return { items: page.items.map(toTeam), nextCursor: page.nextCursor };
     },
 
@@ -180,13 +177,9 @@ export function createTeamsService(db: DatabaseHandle) {
         const existing = await findMember(tx, teamId, body.userId);
         if (existing?.role === role) return { result: { created: false, member: toTeamAdmin(existing) } };
         if (existing) {
-          throw new ConflictError(
-            'already_member',
-            `This user is already ${existing.role} of the team; change the role with PATCH .../members/{userId}.`,
-            [{ path: '/userId', message: `already has the role ${existing.role}` }],
-          );
+          throw alreadyMember(existing.role);
         }
-        if (!(await userExists(tx, body.userId, { active: true }))) throw userNotFound();
+        await users.ensureExists(tx, body.userId, { active: true });
         const member = toTeamAdmin(
           await insertMember(tx, { teamId, userId: body.userId, role, createdAt: now, addedBy: principal.id }),
         );
@@ -201,12 +194,7 @@ export function createTeamsService(db: DatabaseHandle) {
       requireAdminAccess(principal);
       if (!(await findTeam(db.orm, teamId))) throw teamNotFound();
       authorize(principal, 'members:read', { teamId }, teamNotFound);
-      const page = await listMembers(
-        db.orm,
-        teamId,
-        { role: query.role },
-        { limit: query.limit ?? 50, after: decodeCursor(query.cursor) },
-      );
+      const page = await listMembers(db.orm, teamId, { role: query.role }, pageOf(query));
       return { items: page.items.map(toTeamAdmin), nextCursor: page.nextCursor };
     },
 

@@ -1,18 +1,18 @@
 import fp from 'fastify-plugin';
-import { createUsersRepository, type UsersRepository } from './repository.js';
+import { createUsersService, type UsersService } from './service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    users: UsersRepository;
+    users: UsersService;
   }
 }
 
-/** The users repository, shared by authentication (provisioning) and the user routes. */
+/** The users service, shared by authentication (provisioning), the user routes and the domains that name users. */
 export default fp(
   async (fastify) => {
     fastify.decorate(
       'users',
-      createUsersRepository(fastify.db.orm, { queueLimitMs: fastify.config.databaseQueueLimitMs, log: fastify.log }),
+      createUsersService(fastify.db.orm, { queueLimitMs: fastify.config.databaseQueueLimitMs, log: fastify.log }),
     );
   },
   { name: 'users', dependencies: ['db', 'env'] },

@@ -3,7 +3,8 @@ import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../
 import type { Database, DatabaseHandle } from '../database/index.js';
 import type { AppError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
-import { userExists, userNotFound } from '../users/repository.js';
+import { userNotFound } from '../users/errors.js';
+import { userExists } from '../users/repository.js';
 import {
   appendLedgerEntries,
   appendLedgerEntry,

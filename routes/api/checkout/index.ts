@@ -29,13 +29,14 @@ const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      app.runChange(
-        request,
-        reply,
-        201,
-        async (tx, prepared) => ({ success: true as const, data: await app.checkout.recordCheckout(tx, prepared) }),
-        // Stripe is called before the transaction, so a slow Stripe holds no database connection.
-        () => app.checkout.prepareCheckout(callerOf(request).id, request.body.priceId),
+      reply.sendOutcome(
+        await app.idempotentChange(
+          request,
+          201,
+          async (tx, prepared) => ({ success: true as const, data: await app.checkout.recordCheckout(tx, prepared) }),
+          // Stripe is called before the transaction, so a slow Stripe holds no database connection.
+          () => app.checkout.prepareCheckout(callerOf(request).id, request.body.priceId),
+        ),
       ),
   );
 

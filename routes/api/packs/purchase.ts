@@ -20,7 +20,6 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // A crowd on one pack is served a batch at a time: one transaction, one hold of the pack's row lock.
   const starts = app.batchedChange({ maxBatch: 100, work: app.purchases.startBatch });
   const completes = app.batchedChange({ maxBatch: 100, work: app.purchases.completeBatch });
-  const opens = app.batchedChange({ maxBatch: 100, work: app.opening.openBatch });
 
   app.post(
     '/:id/purchase',
@@ -51,7 +50,8 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => starts.send(request, reply, 201, request.params.id, { userId: callerOf(request).id }),
+    async (request, reply) =>
+      reply.sendOutcome(await starts.run(request, 201, request.params.id, { userId: callerOf(request).id })),
   );
 
   app.put(
@@ -79,7 +79,9 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      completes.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
+      reply.sendOutcome(
+        await completes.run(request, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
+      ),
   );
 
   app.delete(
@@ -98,10 +100,12 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      app.runChange(request, reply, 200, async (tx) => ({
-        success: true as const,
-        data: await app.purchases.cancel(tx, callerOf(request).id, request.params.id, request.query.purchaseId),
-      })),
+      reply.sendOutcome(
+        await app.idempotentChange(request, 200, async (tx) => ({
+          success: true as const,
+          data: await app.purchases.cancel(tx, callerOf(request).id, request.params.id, request.query.purchaseId),
+        })),
+      ),
   );
 
   app.post(
@@ -132,7 +136,9 @@ const purchaseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      opens.send(request, reply, 200, request.params.id, { userId: callerOf(request).id, body: request.body }),
+      reply.sendOutcome(
+        await app.opening.open(request, request.params.id, { userId: callerOf(request).id, body: request.body }),
+      ),
   );
 };
 

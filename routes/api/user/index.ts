@@ -52,7 +52,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const caller = callerOf(request);
-      const updated = await app.users.updateDisplayName(caller.id, request.body.displayName.trim());
+      const updated = await app.users.updateDisplayName(caller.id, request.body.displayName);
       return { success: true as const, data: toCurrentUser(updated ?? caller.user, caller) };
     },
   );

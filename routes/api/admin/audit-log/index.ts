@@ -19,7 +19,7 @@ const auditLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const page = await app.auditLog.list(callerOf(request), request.query);
+      const page = await app.audit.list(callerOf(request), request.query);
       return { success: true as const, data: page.items, nextCursor: page.nextCursor };
     },
   );

@@ -24,10 +24,12 @@ const adminWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      app.runChange(request, reply, 201, async (tx) => ({
-        success: true as const,
-        data: await app.wallets.adjust(tx, callerOf(request).id, request.params.userId, request.body),
-      })),
+      reply.sendOutcome(
+        await app.idempotentChange(request, 201, async (tx) => ({
+          success: true as const,
+          data: await app.wallets.adjust(tx, callerOf(request).id, request.params.userId, request.body),
+        })),
+      ),
   );
 };
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { checkInvariants } from '../../../../plugins/app/invariants/repository.js';
+import { checkInvariants } from '../../../../plugins/app/invariants/checker.js';
 import { buildTestApp, createTestDatabase } from '../../../support/app.js';
 import { runScript } from '../../../support/scripts.js';
 

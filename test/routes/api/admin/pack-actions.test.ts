@@ -7,6 +7,7 @@ import {
   type AdminPackView,
   allAuditEntries,
   applyAction,
+  assertValidation,
   createCollectible,
   createPack,
   FAN,
@@ -64,15 +65,6 @@ function assertActionSuccess(
 }
 
 /** The details of a 400 name exactly these fields. */
-function assertValidation(t: Test, res: Awaited<ReturnType<typeof packAction>>, paths: string[], label: string) {
-  t.equal(res.statusCode, 400, label);
-  const body = res.json();
-  t.equal(body.success, false, label);
-  t.equal(body.error.code, 'validation_failed', label);
-  const named = [...new Set((body.error.details ?? []).map((detail: { path: string }) => detail.path))].sort();
-  t.same(named, [...paths].sort(), `${label}: names ${paths.join(', ')}`);
-}
-
 t.test('every cell of the 5 actions x 3 statuses table', async (t) => {
   const app = await buildTestApp(t);
   for (const status of STATUSES) {
@@ -362,7 +354,7 @@ t.test('a body that breaks the rules is a 400 naming the field, and changes noth
   ];
   const before = await snapshot(app, pack.id);
   for (const [label, body, paths] of cases) {
-    assertValidation(t, await packAction(app, pack.id, body), paths, label);
+    assertValidation(t, await packAction(app, pack.id, body), paths, label, { exactly: true });
     await assertUnchanged(t, app, before, label);
   }
 

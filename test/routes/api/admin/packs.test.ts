@@ -5,6 +5,7 @@ import type { App } from '../../../../app.js';
 import { packs } from '../../../../db/schema.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import {
+  assertValidation,
   ADMIN,
   ADMIN_PACK_KEYS,
   type AdminPackView,
@@ -18,9 +19,6 @@ import {
 } from '../../../support/catalog.js';
 
 /** GET/POST /api/admin/packs and GET/PATCH /api/admin/packs/{id}. */
-
-/** A subtest's `t`. */
-type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const post = (app: App, payload: unknown, token = ADMIN) =>
   app.inject({
@@ -38,16 +36,6 @@ const patch = (app: App, id: string, payload: unknown, token = ADMIN) =>
   });
 const list = (app: App, query: Record<string, string> = {}, token = ADMIN) =>
   app.inject({ method: 'GET', url: '/api/admin/packs', headers: bearer(token), query });
-
-function assertValidation(t: Test, res: Awaited<ReturnType<typeof post>>, path: string, label: string) {
-  t.equal(res.statusCode, 400, label);
-  t.equal(res.json().success, false, label);
-  t.equal(res.json().error.code, 'validation_failed', label);
-  t.ok(
-    res.json().error.details?.some((detail: { path: string }) => detail.path === path),
-    `${label}: names ${path} (${JSON.stringify(res.json().error.details)})`,
-  );
-}
 
 async function countPacks(app: App): Promise<number> {
   return (await app.db.orm.select({ id: packs.id }).from(packs)).length;
@@ -138,7 +126,7 @@ t.test('POST refuses an unknown team and invalid bodies, creating nothing', asyn
     ['unknown field', { name: 'P', status: 'active' }, '/status'],
     ['teamId ""', { name: 'P', teamId: '' }, '/teamId'],
   ];
-  for (const [label, body, path] of cases) assertValidation(t, await post(app, body), path, label);
+  for (const [label, body, path] of cases) assertValidation(t, await post(app, body), [path], label);
   t.equal(await countPacks(app), 0, 'nothing was created');
   t.same(await allAuditEntries(app), [], 'nothing was audited');
 });
@@ -374,7 +362,7 @@ t.test('PATCH refuses an empty or invalid body and an unknown pack', async (t) =
     ['status', { status: 'active' }, '/status'],
     ['teamId (the team is fixed)', { teamId: null }, '/teamId'],
   ];
-  for (const [label, body, path] of cases) assertValidation(t, await patch(app, pack.id, body), path, label);
+  for (const [label, body, path] of cases) assertValidation(t, await patch(app, pack.id, body), [path], label);
   t.same(await getAdminPack(app, pack.id), pack, 'nothing changed');
 
   const unknown = await patch(app, 'no-such-pack', { name: 'X' });

@@ -6,17 +6,21 @@ import t, { type Test } from 'tap';
 import type { App } from '../../../../app.js';
 import { KeyedBatcher } from '../../../../plugins/app/database/batcher.js';
 import { bearer, buildTestApp, suiteServer } from '../../../support/app.js';
-import { ADMIN, type AdminPackView, applyAction, getAdminPack, packInStatus } from '../../../support/catalog.js';
+import { ADMIN, applyAction, getAdminPack, packInStatus } from '../../../support/catalog.js';
 import {
   balance,
   buyPack,
   cancelPurchase,
   completePurchase,
-  economyViolations,
+  assertNoViolations,
+  errorCode,
   type Fan,
   fund,
   openPack,
+  purchaseStatuses,
+  salesOf,
   signIn,
+  sqlRows,
   startPurchase,
 } from '../../../support/economy.js';
 import { holdLock, someoneWaitsForALock } from '../../../support/locks.js';
@@ -33,19 +37,8 @@ import { holdLock, someoneWaitsForALock } from '../../../support/locks.js';
  */
 
 type Res = LightMyRequestResponse;
-type SalesView = AdminPackView & { sold: number; opened: number };
 
 /** The admin view of a pack (not cached, unlike the public one), with its sales. */
-const salesOf = async (app: App, packId: string) => (await getAdminPack(app, packId)) as SalesView;
-
-const errorCode = (res: Res): string | undefined => {
-  try {
-    return res.json().error?.code;
-  } catch {
-    return undefined;
-  }
-};
-
 /** `201`, or `409 sold_out` for an error with its code. */
 const outcome = (res: Res): string =>
   res.statusCode < 400 ? String(res.statusCode) : `${res.statusCode} ${errorCode(res)}`;
@@ -56,23 +49,11 @@ function tally(responses: Res[]): Record<string, number> {
   return counts;
 }
 
-const rows = async <T>(app: App, query: SQL): Promise<T[]> =>
-  ((await app.db.orm.execute(query)) as unknown as { rows: T[] }).rows;
-
 const ids = (values: readonly string[]) => sql`${sql.param(values)}::text[]`;
-
-/** Purchases of a pack by stored status (the column, not the effective status). */
-async function purchaseStatuses(app: App, packId: string): Promise<Record<string, number>> {
-  const found = await rows<{ status: string; count: number }>(
-    app,
-    sql`select status, count(*)::int as count from purchases where pack_id = ${packId} group by status order by status`,
-  );
-  return Object.fromEntries(found.map((row) => [row.status, row.count]));
-}
 
 /** The pack's kept count of reservations and its pending purchases (stored status), which it must equal. */
 async function keptCount(app: App, packId: string): Promise<{ kept: number; pending: number }> {
-  const [row] = await rows<{ kept: number; pending: number }>(
+  const [row] = await sqlRows<{ kept: number; pending: number }>(
     app,
     sql`select k.reserved as kept, (select count(*) from purchases p where p.pack_id = k.id and p.status = 'pending')::int as pending
         from packs k where k.id = ${packId}`,
@@ -94,10 +75,6 @@ function expectOk(t: Test, res: Res, what: string): void {
   t.equal(res.statusCode, 200, `${what} (${res.statusCode === 200 ? 'ok' : res.body})`);
 }
 
-async function assertNoViolations(t: Test, app: App): Promise<void> {
-  t.same(await economyViolations(app), [], 'every invariant of the economy holds');
-}
-
 /** `available` of the public pack view (GET /api/packs/{id}), cached up to 5 s: read once per pack, when it matters. */
 async function publicAvailable(app: App, packId: string): Promise<number> {
   const res = await app.inject({ method: 'GET', url: `/api/packs/${packId}` });
@@ -107,7 +84,7 @@ async function publicAvailable(app: App, packId: string): Promise<number> {
 
 /** The fan's purchase debits in the ledger (one entry per paid purchase), by purchase id. */
 async function purchaseDebits(app: App, fan: Fan): Promise<{ reference: string; amount: number }[]> {
-  return rows(
+  return sqlRows(
     app,
     sql`select reference, amount from wallet_ledger where user_id = ${fan.id} and kind = 'purchase' order by reference`,
   );
@@ -298,7 +275,7 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     );
     t.not(created[0], batch.first.json().data.createdAt, 'and not by the first start’s');
 
-    const perFan = await rows<{ user_id: string; n: number }>(
+    const perFan = await sqlRows<{ user_id: string; n: number }>(
       app,
       sql`select user_id, count(*)::int as n from purchases where pack_id = ${pack.id} group by user_id order by user_id`,
     );
@@ -368,14 +345,17 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
         'one debit for the purchase named twice',
       );
       t.same(await purchaseDebits(app, poor), [], 'no debit of the poor fan');
-      const [poorPurchase] = await rows<{ status: string }>(app, sql`select status from purchases where id = ${pPoor}`);
+      const [poorPurchase] = await sqlRows<{ status: string }>(
+        app,
+        sql`select status from purchases where id = ${pPoor}`,
+      );
       t.equal(poorPurchase?.status, 'pending', 'the refused purchase stays pending');
       t.same(
         await purchaseStatuses(app, pack.id),
         { completed: 3, pending: 1 },
         'three completed, the poor fan’s pending',
       );
-      const [owned] = await rows<{ n: number }>(
+      const [owned] = await sqlRows<{ n: number }>(
         app,
         sql`select count(*)::int as n from user_packs where pack_id = ${pack.id}`,
       );
@@ -424,7 +404,7 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
       'a keyed and an unkeyed start reserved in one statement',
     );
 
-    const stored = await rows<{ user_id: string; key: string; status_code: number }>(
+    const stored = await sqlRows<{ user_id: string; key: string; status_code: number }>(
       app,
       sql`select user_id, key, status_code from idempotency_keys where key = any(${ids([k1, k2])}) order by status_code`,
     );
@@ -533,7 +513,7 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
       const lateCancel = await cancelPurchase(app, late1, pack.id, e1);
       t.equal(outcome(lateCancel), '409 purchase_expired', 'cancelling an expired reservation');
       // The refused cancel rolls back: the reservation is left for a start or the job to reclaim.
-      const [e1Row] = await rows<{ status: string }>(app, sql`select status from purchases where id = ${e1}`);
+      const [e1Row] = await sqlRows<{ status: string }>(app, sql`select status from purchases where id = ${e1}`);
       t.equal(e1Row?.status, 'pending', 'the refused cancel marked nothing');
       await assertKept(t, app, pack.id, 2, 'after the refused cancel');
 
@@ -639,7 +619,7 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
         'no ledger entry for the refused',
       );
       t.same(await purchaseStatuses(app, pack.id), { completed: 1, pending: 2 }, 'the two refused stay pending');
-      const [owned] = await rows<{ n: number }>(
+      const [owned] = await sqlRows<{ n: number }>(
         app,
         sql`select count(*)::int as n from user_packs where pack_id = ${pack.id}`,
       );
@@ -733,7 +713,7 @@ t.test(`one pack's requests served a batch per transaction (${suiteServer})`, as
     );
     t.same(again.json(), batch.rest[1]?.json(), 'the same result');
 
-    const [pulled] = await rows<{ pulls: number }>(
+    const [pulled] = await sqlRows<{ pulls: number }>(
       app,
       sql`select count(*)::int as pulls from pulls p join user_packs u on u.id = p.user_pack_id where u.pack_id = ${pack.id}`,
     );

@@ -6,18 +6,22 @@ import type { LightMyRequestResponse } from 'fastify';
 import t, { type Test } from 'tap';
 import type { App } from '../../../../app.js';
 import { bearer, buildTestApp, createTestDatabase, suiteServer } from '../../../support/app.js';
-import { ADMIN, type AdminPackView, getAdminPack, packInStatus } from '../../../support/catalog.js';
+import { ADMIN, packInStatus } from '../../../support/catalog.js';
 import {
   adjust,
   balance,
   buyPack,
   cancelPurchase,
   completePurchase,
-  economyViolations,
+  assertNoViolations,
+  errorCode,
   type Fan,
   fund,
   openPack,
+  purchaseStatuses,
+  salesOf,
   signIn,
+  sqlRows,
   startPurchase,
 } from '../../../support/economy.js';
 import { holdLock, someoneWaitsForALock } from '../../../support/locks.js';
@@ -31,8 +35,6 @@ import { holdLock, someoneWaitsForALock } from '../../../support/locks.js';
  * exact counts, and the invariants of the economy (support/economy.ts) after every case.
  */
 
-type SalesView = AdminPackView & { sold: number; opened: number; maxPerUser: number | null };
-
 interface LedgerEntry {
   id: string;
   amount: number;
@@ -43,14 +45,6 @@ interface LedgerEntry {
 
 /** The instance that serves the i-th request: requests alternate between the apps. */
 const pick = (apps: App[], i: number): App => apps[i % apps.length] as App;
-
-const errorCode = (res: LightMyRequestResponse): string | undefined => {
-  try {
-    return res.json().error?.code;
-  } catch {
-    return undefined;
-  }
-};
 
 function countBy<T>(items: T[], keyOf: (item: T) => string): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -69,20 +63,6 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
     resolve = done;
   });
   return { promise, resolve };
-}
-
-const salesOf = async (app: App, packId: string) => (await getAdminPack(app, packId)) as SalesView;
-
-const rows = async <T>(app: App, query: ReturnType<typeof sql>): Promise<T[]> =>
-  ((await app.db.orm.execute(query)) as unknown as { rows: T[] }).rows;
-
-/** Purchases of a pack by stored status (the column, not the effective status). */
-async function purchaseStatuses(app: App, packId: string): Promise<Record<string, number>> {
-  const found = await rows<{ status: string; count: number }>(
-    app,
-    sql`select status, count(*)::int as count from purchases where pack_id = ${packId} group by status`,
-  );
-  return Object.fromEntries(found.map((row) => [row.status, row.count]));
 }
 
 async function ledger(app: App, fan: Fan): Promise<LedgerEntry[]> {
@@ -114,10 +94,6 @@ function fans(app: App, prefix: string, count: number, coins = 0): Promise<Fan[]
     if (coins > 0) await fund(app, fan, coins);
     return fan;
   });
-}
-
-async function assertNoViolations(t: Test, app: App): Promise<void> {
-  t.same(await economyViolations(app), [], 'every invariant of the economy holds');
 }
 
 /** Case 1: 200 funded buyers race for the 50 packs a pool can fill. */
@@ -154,12 +130,12 @@ async function soldOutRace(t: Test, apps: App[], prefix: string): Promise<void> 
     t.equal(detail.json().data.pack.available, 0, `public view (instance ${i + 1}): available = 0`);
   }
   t.same(await purchaseStatuses(app, pack.id), { completed: 50 }, 'the losers left no purchase behind');
-  const [paid] = await rows<{ entries: number; total: number }>(
+  const [paid] = await sqlRows<{ entries: number; total: number }>(
     app,
     sql`select count(*)::int as entries, coalesce(sum(amount), 0)::int as total from wallet_ledger where kind = 'purchase' and user_id like ${`${prefix}-%`}`,
   );
   t.same(paid, { entries: 50, total: -500 }, 'the winners paid 10 each, once');
-  const balances = await rows<{ balance: number; fans: number }>(
+  const balances = await sqlRows<{ balance: number; fans: number }>(
     app,
     sql`select balance, count(*)::int as fans from wallets where user_id like ${`${prefix}-%`} group by balance order by balance`,
   );
@@ -235,7 +211,7 @@ async function balanceRace(t: Test, apps: App[], prefix: string): Promise<void> 
     100 - 10 - 40,
     'the 40 refused purchases still hold their packs',
   );
-  const statuses = await rows<{ status: string; count: number }>(
+  const statuses = await sqlRows<{ status: string; count: number }>(
     app,
     sql`select status, count(*)::int as count from purchases where user_id = ${fan.id} group by status order by status`,
   );
@@ -298,7 +274,7 @@ async function openRace(t: Test, apps: App[], prefix: string): Promise<void> {
   });
   t.same(stored.json().data, first.data, 'the stored result is the answer');
 
-  const [pulled] = await rows<{ pulls: number; serials: number }>(
+  const [pulled] = await sqlRows<{ pulls: number; serials: number }>(
     app,
     sql`select count(*)::int as pulls, count(distinct (collectible_id, serial_number))::int as serials from pulls where user_pack_id = ${userPackId}`,
   );
@@ -424,7 +400,7 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
   const app = await buildTestApp(t, { PURCHASE_TTL: `${ttlMs} ms`, CRON_INTERNAL: 'false' });
   const lockWaiters = async () =>
     (
-      await rows<{ n: number }>(
+      await sqlRows<{ n: number }>(
         app,
         sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
       )
@@ -494,7 +470,7 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
         1,
         `one pack, one buyer (complete: ${outcome(completed)}; rival's start: ${outcome(rivalRes)})`,
       );
-      const [holding] = await rows<{ n: number }>(
+      const [holding] = await sqlRows<{ n: number }>(
         app,
         sql`select count(*)::int as n from purchases where pack_id = ${pack.id} and (status = 'completed' or (status = 'pending' and expires_at > ${new Date().toISOString()}))`,
       );
@@ -502,13 +478,13 @@ t.test('a reservation that expires while its complete waits for a lock is sold o
 
       // What was sold can be opened: complete what is still pending, then open every owned pack.
       const byId = new Map([holder, rival].map((fan) => [fan.id, fan]));
-      const pending = await rows<{ id: string; user_id: string }>(
+      const pending = await sqlRows<{ id: string; user_id: string }>(
         app,
         sql`select id, user_id from purchases where pack_id = ${pack.id} and status = 'pending'`,
       );
       for (const purchase of pending)
         await completePurchase(app, byId.get(purchase.user_id) as Fan, pack.id, { purchaseId: purchase.id });
-      const owned = await rows<{ id: string; user_id: string }>(
+      const owned = await sqlRows<{ id: string; user_id: string }>(
         app,
         sql`select id, user_id from user_packs where pack_id = ${pack.id}`,
       );
@@ -570,7 +546,7 @@ t.test('a start that waited for an open counts the copies that open took', async
     await someoneWaitsForALock(app);
     start = Promise.resolve(startPurchase(app, late, pack.id));
     for (const deadline = Date.now() + 10_000; ; await sleep(10)) {
-      const [waiting] = await rows<{ n: number }>(
+      const [waiting] = await sqlRows<{ n: number }>(
         app,
         sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
       );
@@ -714,7 +690,7 @@ async function completeRaceAcrossInstances(t: Test, apps: App[], prefix: string)
   const purchaseId = started.json().data.id as string;
   const lockWaiters = async () =>
     (
-      await rows<{ n: number }>(
+      await sqlRows<{ n: number }>(
         first,
         sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
       )

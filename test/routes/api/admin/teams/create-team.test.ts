@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { App } from '../../../../../app.js';
 import { buildTestApp } from '../../../../support/app.js';
-import { withSlugSuffix } from '../../../../../plugins/app/teams/service.js';
+import { withSlugSuffix } from '../../../../../plugins/app/teams/rules.js';
 import { ADMIN, FAN, sortedKeys } from '../../../../support/catalog.js';
 import {
   addMember,

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import t from 'tap';
 import type { App } from '../../../../app.js';
-import { checkInvariants, INVARIANTS } from '../../../../plugins/app/invariants/repository.js';
+import { checkInvariants, INVARIANTS } from '../../../../plugins/app/invariants/checker.js';
 import type { Database } from '../../../../plugins/app/database/index.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, applyAction, expectStatus, packInStatus } from '../../../support/catalog.js';

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../database/index.js';
+import { rowsOf } from '../rows.js';
 
 /**
  * The invariants of the service's money-like state, checked by reading the database: for tests
@@ -11,8 +12,7 @@ import type { Database } from '../database/index.js';
 
 const EXAMPLES = 20;
 
-const rows = async <T>(db: Database, query: SQL): Promise<T[]> =>
-  ((await db.execute(query)) as unknown as { rows: T[] }).rows;
+const rows = async <T>(db: Database, query: SQL): Promise<T[]> => rowsOf<T>(await db.execute(query));
 
 /** Runs a query that selects violating rows; each row becomes one line. */
 const violations = (query: SQL) => async (db: Database) =>

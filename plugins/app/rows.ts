@@ -1,0 +1,7 @@
+/**
+ * The rows of a raw SQL statement's result (`rowsOf<Row>(await tx.execute(sql`...`))`), typed as
+ * the caller declares them: the one way repositories read `execute` results (node-postgres
+ * answers `{ rows }`). Column names are PostgreSQL's (snake_case), and numbers past int4 arrive
+ * as strings unless the query casts them.
+ */
+export const rowsOf = <T = Record<string, unknown>>(result: unknown): T[] => (result as { rows: T[] }).rows;
