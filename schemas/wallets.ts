@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, Int, Nullable, Page, PageQuery, StrictObject, Text, Timestamp } from './common.js';
+import { Envelope, Id, Int, Nullable, Page, PageQuery, StrictObject, Text, Timestamp, trimmed } from './common.js';
 import { LedgerKind } from './enums.js';
 
 /** The largest single adjustment: far above any real grant, far below overflowing a balance. */
@@ -49,12 +49,14 @@ export const WalletAdjustmentBody = StrictObject(
       description: 'Coins to add (positive) or take (negative); not 0',
       examples: [500],
     }),
-    reason: Text(500, {
-      minLength: 1,
-      pattern: '\\S',
-      description: 'Why: kept in the ledger',
-      examples: ['Compensation for the outage of 2026-11-20'],
-    }),
+    reason: trimmed(
+      Text(500, {
+        minLength: 1,
+        pattern: '\\S',
+        description: 'Why: kept in the ledger (stored trimmed)',
+        examples: ['Compensation for the outage of 2026-11-20'],
+      }),
+    ),
   },
   { $id: 'WalletAdjustmentBody' },
 );

@@ -3,8 +3,7 @@ import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../
 import type { Database, DatabaseHandle } from '../database/index.js';
 import type { AppError } from '../errors.js';
 import { decodeCursor } from '../pagination.js';
-import { userNotFound } from '../users/errors.js';
-import { userExists } from '../users/repository.js';
+import type { UsersService } from '../users/service.js';
 import {
   appendLedgerEntries,
   appendLedgerEntry,
@@ -35,7 +34,7 @@ function positive(amount: number): number {
   return amount;
 }
 
-export function createWalletsService(db: DatabaseHandle) {
+export function createWalletsService(db: DatabaseHandle, users: Pick<UsersService, 'ensureExists'>) {
   return {
     async wallet(userId: string): Promise<Wallet> {
       return { balance: await balanceOf(db.orm, userId), currency: 'coins' };
@@ -80,10 +79,10 @@ export function createWalletsService(db: DatabaseHandle) {
 
     /** A platform admin's credit or debit (the route admits platform admins only). */
     async adjust(tx: Database, actorId: string, userId: string, body: WalletAdjustmentBody): Promise<LedgerEntry> {
-      if (!(await userExists(tx, userId))) throw userNotFound();
+      await users.ensureExists(tx, userId);
       const entry = await appendLedgerEntry(
         tx,
-        { userId, amount: body.amount, kind: 'adjustment', reason: body.reason.trim(), actorId },
+        { userId, amount: body.amount, kind: 'adjustment', reason: body.reason, actorId },
         new Date(),
       );
       return toLedgerEntry(entry);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
 import { FolderLockedError, lockDataDir } from '../../../../plugins/app/database/folder-lock.js';
+import { COMPILED, PROJECT_ROOT } from '../../../support/paths.js';
 
 /**
  * DATA_DIR's lock: one holder at a time, refused at once, released on release() and when its
@@ -14,7 +15,6 @@ import { FolderLockedError, lockDataDir } from '../../../../plugins/app/database
  */
 
 const log = pino({ level: 'silent' });
-const projectRoot = new URL('../../../..', import.meta.url).pathname;
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'pack-lock-'));
@@ -44,17 +44,16 @@ t.test('a holder killed with SIGKILL does not block the next lock', async (t) =>
   const holder = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...(COMPILED ? [] : ['--import', 'tsx']),
       '--input-type=module',
       '-e',
-      `import { lockDataDir } from './plugins/app/database/folder-lock.ts';
+      `import { lockDataDir } from '${COMPILED ? './.build/plugins/app/database/folder-lock.js' : './plugins/app/database/folder-lock.ts'}';
        import { pino } from 'pino';
        await lockDataDir(${JSON.stringify(dir)}, pino({ level: 'silent' }));
        console.log('held');
        setInterval(() => {}, 1000);`,
     ],
-    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] },
+    { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   t.teardown(() => holder.kill('SIGKILL'));
   const [chunk] = (await once(holder.stdout, 'data')) as [Buffer];
