@@ -79,5 +79,5 @@ export default fp(
       return (request) => limit(request, request.caller?.id ?? `ip:${request.ip}`);
     });
   },
-  { name: 'rate-limits', dependencies: ['rate-limit'] },
+  { name: 'rate-limits', dependencies: ['rate-limit', 'jwt', 'sessions'] },
 );

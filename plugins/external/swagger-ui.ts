@@ -100,5 +100,5 @@ export default fp(
       reply.redirect('/docs'),
     );
   },
-  { name: 'swagger-ui', dependencies: ['swagger', 'helmet'] },
+  { name: 'swagger-ui', dependencies: ['env', 'swagger', 'helmet'] },
 );

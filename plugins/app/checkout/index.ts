@@ -29,5 +29,5 @@ export default fp(
     );
     fastify.decorate('verifyStripeEvent', gateway ? gateway.verifyEvent : null);
   },
-  { name: 'checkout', dependencies: ['db', 'products', 'wallets'] },
+  { name: 'checkout', dependencies: ['db', 'env', 'products', 'wallets'] },
 );

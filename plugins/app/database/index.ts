@@ -139,5 +139,5 @@ export default fp<{ database: DatabaseHandle }>(
       await database.close();
     });
   },
-  { name: 'db', dependencies: ['env'] },
+  { name: 'db' },
 );

@@ -8,9 +8,14 @@ export default fp(
     if (!fastify.config.demoData) return;
     const loaded = await fastify.db.transaction(async (tx) => {
       await holdDemoLock(tx);
-      return loadDemoCatalog(fastify);
+      return loadDemoCatalog({
+        users: fastify.users,
+        teams: fastify.teams,
+        collectibles: fastify.collectibles,
+        packs: fastify.packs,
+      });
     });
     if (loaded) fastify.log.info('DEMO_DATA: loaded the demo catalog into the empty database');
   },
-  { name: 'demo', dependencies: ['db', 'users', 'teams', 'collectibles', 'packs'] },
+  { name: 'demo', dependencies: ['db', 'env', 'users', 'teams', 'collectibles', 'packs'] },
 );

@@ -349,5 +349,5 @@ export default fp(
       };
     });
   },
-  { name: 'idempotency', dependencies: ['db'] },
+  { name: 'idempotency', dependencies: ['db', 'env'] },
 );
