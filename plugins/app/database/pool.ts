@@ -200,7 +200,7 @@ export function createPool(
 /**
  * Resolves once every connection in `pooled` has closed, or after `timeoutMs`. pg-pool's end()
  * resolves once it has asked its connections to end, before they have: an embedded server
- * stopped right then ends them itself, and they log its FATAL (issue 22, item 7.6).
+ * stopped right then ends them itself, and they log its FATAL (a clean stop must log no error).
  */
 export async function connectionsClosed(pooled: Set<pg.Client>, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
