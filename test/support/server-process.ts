@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEST_SECRET } from './app.js';
+import { TEST_ENV, TEST_SECRET } from './app.js';
 import { nodeArgsFor, PROJECT_ROOT } from './paths.js';
 
 /** `server.ts` run as its own process, as `npm start` runs it: for shutdown, restart and kill tests. */
@@ -53,6 +53,10 @@ export function startServerProcess(
       DEMO_DATA: 'false',
       AUTH_JWT_SECRET: TEST_SECRET,
       MAX_EVENT_LOOP_DELAY: '0',
+      // As in every test app (TEST_ENV): a loaded machine can stall the first ping or the first
+      // connection past the production bounds, and a 503 is not what these tests are about (seen in CI).
+      DATABASE_WATCH_TIMEOUT: TEST_ENV.DATABASE_WATCH_TIMEOUT as string,
+      DATABASE_QUEUE_LIMIT: TEST_ENV.DATABASE_QUEUE_LIMIT as string,
       ...env,
     },
     detached: options.processGroup ?? false,
