@@ -3,7 +3,8 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createTestDatabase, tokenFor } from './support/app.js';
-import { onlyEmbedded, startServerProcess, tempDataDir, waitFor } from './support/server-process.js';
+import { startServerProcess, tempDataDir, waitFor } from './support/server-process.js';
+import { onlyEmbedded } from './support/suites.js';
 import { withClient } from './support/test-database.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];

@@ -7,13 +7,6 @@ import { nodeArgsFor, PROJECT_ROOT } from './paths.js';
 
 /** `server.ts` run as its own process, as `npm start` runs it: for shutdown, restart and kill tests. */
 
-/** Tests that start embedded servers of their own, whatever the suite's server: they run in `npm test` only. */
-export const onlyEmbedded = {
-  skip: process.env.TEST_DATABASE_URL
-    ? 'the embedded server is tested by npm test; test:pg covers the external one'
-    : false,
-};
-
 export interface ServerProcess {
   child: ChildProcess;
   /** Everything the process logged, stdout and stderr. */

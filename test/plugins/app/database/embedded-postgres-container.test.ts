@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { bearer, tokenFor } from '../../../support/app.js';
-import { onlyEmbedded, postmasterPid, startServerProcess, tempDataDir } from '../../../support/server-process.js';
+import { postmasterPid, startServerProcess, tempDataDir } from '../../../support/server-process.js';
+import { onlyEmbedded } from '../../../support/suites.js';
 
 /**
  * In a container the service is PID 1 of its own PID namespace, and a restart gets the same pids:

@@ -3,13 +3,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { isAlive } from '../../../../plugins/app/database/embedded-postgres.js';
 import { bearer, tokenFor } from '../../../support/app.js';
-import {
-  onlyEmbedded,
-  postmasterPid,
-  startServerProcess,
-  tempDataDir,
-  waitFor,
-} from '../../../support/server-process.js';
+import { postmasterPid, startServerProcess, tempDataDir, waitFor } from '../../../support/server-process.js';
+import { onlyEmbedded } from '../../../support/suites.js';
 
 /**
  * `server.ts` processes on one DATA_DIR, as `npm start` runs them: a second process refused, two

@@ -7,7 +7,8 @@ import { sql } from 'drizzle-orm';
 import t from 'tap';
 import { isAlive } from '../../../../plugins/app/database/embedded-postgres.js';
 import { bearer, buildTestApp, tokenFor } from '../../../support/app.js';
-import { onlyEmbedded, postmasterPid, tempDataDir, waitFor } from '../../../support/server-process.js';
+import { postmasterPid, tempDataDir, waitFor } from '../../../support/server-process.js';
+import { onlyEmbedded } from '../../../support/suites.js';
 
 /**
  * The embedded PostgreSQL in DATA_DIR, in process: created on first start, kept across restarts,
