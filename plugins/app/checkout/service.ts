@@ -5,7 +5,7 @@ import type { AdminOrder, Order, StripeCheckoutSession, StripeEvent } from '../.
 import type { CheckoutConfig } from '../../../config/index.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
-import { decodeCursor } from '../pagination.js';
+import { pageOf } from '../pagination.js';
 import type { ProductsService } from '../products/service.js';
 import { MAX_BALANCE } from '../wallets/rules.js';
 import type { WalletsService } from '../wallets/service.js';
@@ -179,8 +179,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     /** Every order, or those whose refunds left coins uncollected, or those waiting for review, for platform admins. */
     async adminOrders(query: { limit?: number; cursor?: string; uncollected?: boolean; needsReview?: boolean }) {
       const page = await listAdminOrders(db.orm, {
-        limit: query.limit ?? 50,
-        after: decodeCursor(query.cursor),
+        ...pageOf(query),
         uncollectedOnly: query.uncollected === true,
         needsReviewOnly: query.needsReview === true,
       });
@@ -222,7 +221,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     },
 
     async orders(userId: string, query: { limit?: number; cursor?: string }) {
-      const page = await listOrders(db.orm, userId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      const page = await listOrders(db.orm, userId, pageOf(query));
       return { items: page.items.map(toOrder), nextCursor: page.nextCursor };
     },
 

@@ -2,7 +2,7 @@ import type { LedgerRow } from '../../../db/schema.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
 import type { AppError } from '../errors.js';
-import { decodeCursor } from '../pagination.js';
+import { pageOf } from '../pagination.js';
 import type { UsersService } from '../users/service.js';
 import {
   appendLedgerEntries,
@@ -41,7 +41,7 @@ export function createWalletsService(db: DatabaseHandle, users: Pick<UsersServic
     },
 
     async transactions(userId: string, query: LedgerQuery) {
-      const page = await listLedger(db.orm, userId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor) });
+      const page = await listLedger(db.orm, userId, pageOf(query));
       return { items: page.items.map(toLedgerEntry), nextCursor: page.nextCursor };
     },
 
