@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import t, { type Test } from 'tap';
-import { PROJECT_ROOT } from './support/paths.js';
+import { PROJECT_ROOT, sourceFiles } from './support/paths.js';
 
 // The rules of the house, read from the code's own imports (docs/architecture.md draws them):
 // dependencies point one way (config <- plugins/external <- plugins/app <- routes), a domain's
@@ -10,19 +10,6 @@ import { PROJECT_ROOT } from './support/paths.js';
 const ROOT = PROJECT_ROOT;
 const SOURCE_ROOTS = ['app.ts', 'server.ts', 'config', 'plugins', 'routes', 'schemas', 'scripts', 'bench', 'db'];
 const MAX_LINES = 400;
-
-function sourceFiles(path: string): string[] {
-  const absolute = join(ROOT, path);
-  let stats: ReturnType<typeof statSync>;
-  try {
-    stats = statSync(absolute);
-  } catch {
-    return [];
-  }
-  if (stats.isFile()) return /\.(ts|mjs)$/.test(path) && !path.endsWith('.d.ts') ? [path] : [];
-  if (path === 'db/migrations') return [];
-  return readdirSync(absolute).flatMap((name) => sourceFiles(join(path, name)));
-}
 
 const IMPORT = /(?:^|[\s;])(?:import|export)\s(?:[^'";]*?\sfrom\s)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 

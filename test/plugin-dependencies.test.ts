@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
-import { PROJECT_ROOT } from './support/paths.js';
+import { PROJECT_ROOT, sourceFiles } from './support/paths.js';
 
 // A plugin declares as Fastify `dependencies` exactly the plugins whose decorations it uses: Fastify
 // then refuses to start with one missing or registered too late, and the declaration is a true map
@@ -15,24 +15,16 @@ interface PluginFile {
   text: string;
 }
 
-function sourceFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 const DECLARATION = /\{\s*name:\s*'([^']+)'(?:,\s*dependencies:\s*\[([^\]]*)\])?\s*,?\s*\}\s*,?\s*\)/g;
 const DECORATION = /\.decorate(?:Reply|Request)?\(\s*'([A-Za-z]+)'/g;
 const USE = /\b(?:fastify|app|instance|server)\.([A-Za-z]+)\b/g;
 
-const plugins: PluginFile[] = sourceFiles(join(PROJECT_ROOT, 'plugins')).flatMap((path) => {
-  const text = readFileSync(path, 'utf8');
+const plugins: PluginFile[] = sourceFiles('plugins').flatMap((file) => {
+  const text = readFileSync(join(PROJECT_ROOT, file), 'utf8');
   if (!text.includes('fastify-plugin')) return [];
   const declarations = [...text.matchAll(DECLARATION)];
   return declarations.map((match) => ({
-    file: relative(PROJECT_ROOT, path),
+    file,
     name: match[1] as string,
     dependencies: [...(match[2] ?? '').matchAll(/'([^']+)'/g)].map((dependency) => dependency[1] as string),
     text,

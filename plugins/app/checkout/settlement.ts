@@ -41,6 +41,11 @@ export function createSettlement(deps: {
 }) {
   const { wallets, log } = deps;
   const lockedBalance = (tx: Database, userId: string) => wallets.balance(tx, userId, { lock: true });
+  /** Coins a refund or a dispute takes back from the buyer: one `refund` entry, none for 0. */
+  const takeBack = async (tx: Database, order: { id: string; userId: string }, amount: number, reason: string) => {
+    if (amount > 0)
+      await wallets.debit(tx, { userId: order.userId, amount, kind: 'refund', reference: order.id, reason });
+  };
 
   /**
    * Fulfils (or fails) a pending order from a Checkout Session; a settled order changes no more. A
@@ -138,15 +143,7 @@ export function createSettlement(deps: {
       return;
     }
     const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
-    if (plan.take > 0) {
-      await wallets.debit(tx, {
-        userId: order.userId,
-        amount: plan.take,
-        kind: 'refund',
-        reference: order.id,
-        reason: 'the payment was refunded',
-      });
-    }
+    await takeBack(tx, order, plan.take, 'the payment was refunded');
     await recordRefund(tx, order.id, {
       amountRefunded: charge.amount_refunded,
       coinsReversed: plan.target,
@@ -180,15 +177,7 @@ export function createSettlement(deps: {
       return;
     }
     const plan = disputePlan(order, await lockedBalance(tx, order.userId));
-    if (plan.take > 0) {
-      await wallets.debit(tx, {
-        userId: order.userId,
-        amount: plan.take,
-        kind: 'refund',
-        reference: order.id,
-        reason: 'the payment is disputed',
-      });
-    }
+    await takeBack(tx, order, plan.take, 'the payment is disputed');
     await recordDispute(tx, order.id, {
       opened: { coinsReversed: plan.target, taken: plan.take, uncollected: plan.uncollected },
     });
