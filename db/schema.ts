@@ -5,6 +5,7 @@ export * from './schema/teams.js';
 export * from './schema/catalog.js';
 export * from './schema/audit.js';
 export * from './schema/economy.js';
+export * from './schema/rewards.js';
 export * from './schema/idempotency.js';
 export * from './schema/jobs.js';
 export * from './schema/checkout.js';

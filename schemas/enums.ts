@@ -64,12 +64,12 @@ export const PurchaseStatus = StringEnum(PURCHASE_STATUSES, {
     '`pending`: the pack is reserved until `expiresAt`; `completed`: paid, the pack is owned; `cancelled`: released by the buyer; `expired`: not completed in time (a pending purchase past `expiresAt` counts as expired at once)',
 });
 
-export const LEDGER_KINDS = ['adjustment', 'purchase', 'reward', 'topup', 'refund'] as const;
+export const LEDGER_KINDS = ['adjustment', 'purchase', 'reward', 'topup', 'refund', 'revocation'] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 export const LedgerKind = StringEnum(LEDGER_KINDS, {
   $id: 'LedgerKind',
   description:
-    '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`, `topup`, `refund`: credits from other parts of the platform',
+    '`adjustment`: by a platform admin; `purchase`: a pack bought; `reward`: coins of a reward granted; `topup`: coins bought; `refund`: coins taken back by a refund or dispute; `revocation`: coins of a revoked reward taken back',
 });
 
 /** Where a user came from: the external identity provider's tokens, or mobile sign-in (our own sessions). */
@@ -131,3 +131,11 @@ export const CronJob = StringEnum(CRON_JOBS, {
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;
+
+/** A grant of the reward engine: given, or revoked by a reversal (never deleted). */
+export const GRANT_STATUSES = ['granted', 'revoked'] as const;
+export type GrantStatus = (typeof GRANT_STATUSES)[number];
+export const GrantStatus = StringEnum(GRANT_STATUSES, {
+  $id: 'GrantStatus',
+  description: '`granted`: the reward was given; `revoked`: an admin reversed it (what could be taken back was)',
+});

@@ -55,6 +55,10 @@ export const packs = pgTable(
      * Changed in the transaction that reserves, completes, cancels or expires.
      */
     reserved: integer('reserved').notNull().default(0),
+    /** Packs held for rewards promised and not yet given (plugins/app/rewards): counted like reservations. */
+    promised: integer('promised').notNull().default(0),
+    /** Reward packs given (owned packs whose origin is a grant), less those a revocation took back. */
+    granted: integer('granted').notNull().default(0),
     publishedAt: timestamp('published_at', { withTimezone: true, mode: 'date', precision: 3 }),
     archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date', precision: 3 }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
@@ -66,15 +70,16 @@ export const packs = pgTable(
     check('packs_cards_per_pack_check', sql`${table.cardsPerPack} between 1 and 100`),
     check('packs_supply_check', sql`${table.supply} is null or ${table.supply} >= 1`),
     check('packs_max_per_user_check', sql`${table.maxPerUser} is null or ${table.maxPerUser} >= 1`),
-    // Supply is never exceeded, and no pack is opened that was not sold.
+    // Supply is never exceeded, and no pack is opened that was not sold or granted.
     check(
       'packs_sold_check',
-      sql`${table.opened} >= 0 and ${table.opened} <= ${table.sold} and (${table.supply} is null or ${table.sold} <= ${table.supply})`,
+      sql`${table.opened} >= 0 and ${table.opened} <= ${table.sold} + ${table.granted} and (${table.supply} is null or ${table.sold} + ${table.granted} <= ${table.supply})`,
     ),
-    // Reservations are counted, never below zero, and never past the supply with the packs sold.
+    // Reservations and promises are counted, never below zero, and never past the supply with the
+    // packs sold and granted.
     check(
       'packs_reserved_check',
-      sql`${table.reserved} >= 0 and (${table.supply} is null or ${table.sold} + ${table.reserved} <= ${table.supply})`,
+      sql`${table.reserved} >= 0 and ${table.promised} >= 0 and ${table.granted} >= 0 and (${table.supply} is null or ${table.sold} + ${table.granted} + ${table.reserved} + ${table.promised} <= ${table.supply})`,
     ),
     // The public list reads active packs only: partial indexes keep its cost independent of how
     // many draft and archived packs exist.

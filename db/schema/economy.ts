@@ -13,6 +13,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { LEDGER_KINDS, PURCHASE_STATUSES, sqlValues } from '../../schemas/enums.js';
 import { collectibles, packs } from './catalog.js';
+import { grants } from './rewards.js';
 import { ts } from './timestamps.js';
 import { users } from './users.js';
 
@@ -139,7 +140,11 @@ export const purchases = pgTable(
   ],
 );
 
-/** A pack a user owns: one per completed purchase, opened at most once. */
+/**
+ * A pack a user owns, opened at most once: one per completed purchase, or given by a grant of the
+ * reward engine (which commits to its own server seed, so its open is as verifiable as a bought
+ * one's). A revocation takes back an unopened granted pack by marking it revoked, never deleting it.
+ */
 export const userPacks = pgTable(
   'user_packs',
   {
@@ -151,16 +156,32 @@ export const userPacks = pgTable(
       .notNull()
       .references(() => packs.id),
     purchaseId: text('purchase_id')
-      .notNull()
       .unique()
       .references(() => purchases.id),
+    grantId: text('grant_id').references(() => grants.id),
+    /** A granted pack's seed (a bought pack's is its purchase's): secret until it is opened. */
+    serverSeed: text('server_seed'),
+    serverSeedHash: text('server_seed_hash'),
     createdAt: ts('created_at').notNull().defaultNow(),
     openedAt: ts('opened_at'),
+    /** When a revocation took the (unopened, granted) pack back. */
+    revokedAt: ts('revoked_at'),
   },
   (table) => [
     index('user_packs_unopened_idx')
       .on(table.userId, table.packId, table.createdAt, table.id)
-      .where(sql`${table.openedAt} is null`),
+      .where(sql`${table.openedAt} is null and ${table.revokedAt} is null`),
+    index('user_packs_grant_idx').on(table.grantId),
+    // Exactly one origin: a purchase (whose seeds it uses), or a grant with seeds of its own.
+    check(
+      'user_packs_origin_check',
+      sql`(${table.purchaseId} is not null and ${table.grantId} is null and ${table.serverSeed} is null and ${table.serverSeedHash} is null)
+        or (${table.purchaseId} is null and ${table.grantId} is not null and ${table.serverSeed} ~ '^[0-9a-f]{64}$' and ${table.serverSeedHash} ~ '^[0-9a-f]{64}$')`,
+    ),
+    check(
+      'user_packs_revoked_check',
+      sql`${table.revokedAt} is null or (${table.grantId} is not null and ${table.openedAt} is null)`,
+    ),
   ],
 );
 
@@ -188,12 +209,11 @@ export const pulls = pgTable(
     userId: text('user_id')
       .notNull()
       .references(() => users.id),
-    userPackId: text('user_pack_id')
-      .notNull()
-      .references(() => packOpens.userPackId),
-    packId: text('pack_id')
-      .notNull()
-      .references(() => packs.id),
+    /** The open that drew it; null for a copy given by a grant. */
+    userPackId: text('user_pack_id').references(() => packOpens.userPackId),
+    packId: text('pack_id').references(() => packs.id),
+    /** The grant that gave it; null for a copy drawn from a pack. */
+    grantId: text('grant_id').references(() => grants.id),
     collectibleId: text('collectible_id')
       .notNull()
       .references(() => collectibles.id),
@@ -204,6 +224,11 @@ export const pulls = pgTable(
   (table) => [
     unique('pulls_collectible_serial_unique').on(table.collectibleId, table.serialNumber),
     unique('pulls_user_pack_draw_unique').on(table.userPackId, table.drawIndex),
+    unique('pulls_grant_draw_unique').on(table.grantId, table.drawIndex),
+    check(
+      'pulls_origin_check',
+      sql`(${table.userPackId} is not null and ${table.packId} is not null and ${table.grantId} is null) or (${table.userPackId} is null and ${table.packId} is null and ${table.grantId} is not null)`,
+    ),
     check('pulls_serial_check', sql`${table.serialNumber} >= 1 and ${table.drawIndex} >= 0`),
     index('pulls_user_created_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
   ],

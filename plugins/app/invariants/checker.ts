@@ -1,7 +1,8 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../database/index.js';
-import { rowsOf } from '../rows.js';
+import { EXAMPLES, type Invariant, rows, violations } from './queries.js';
+import { REWARD_INVARIANTS } from './rewards.js';
 
 /**
  * The invariants of the service's money-like state, checked by reading the database: for tests
@@ -10,23 +11,10 @@ import { rowsOf } from '../rows.js';
  * `EXAMPLES` of them, so a broken database is reported quickly and readably.
  */
 
-const EXAMPLES = 20;
-
-const rows = async <T>(db: Database, query: SQL): Promise<T[]> => rowsOf<T>(await db.execute(query));
-
-/** Runs a query that selects violating rows; each row becomes one line. */
-const violations = (query: SQL) => async (db: Database) =>
-  (await rows<Record<string, unknown>>(db, sql`${query} limit ${EXAMPLES + 1}`)).map((row, index) =>
-    index === EXAMPLES ? 'and more' : JSON.stringify(row),
-  );
-
 /** Order statuses whose coins were credited: each has exactly one top-up. */
 const CREDITED = sql.raw(`('fulfilled', 'refunded', 'disputed')`);
 
-export interface Invariant {
-  name: string;
-  check: (db: Database) => Promise<string[]>;
-}
+export type { Invariant };
 
 export const INVARIANTS: Invariant[] = [
   {
@@ -125,23 +113,27 @@ export const INVARIANTS: Invariant[] = [
     ),
   },
   {
-    name: 'the pool can fill the packs sold unopened (and, on sale, reserved)',
+    name: 'the pool can fill the packs sold or granted unopened, those promised to rewards (and, on sale, reserved)',
     check: violations(
       // Against the kept count: a pending reservation holds its copies until it is reclaimed.
-      sql`select k.id, k.status, k.sold, k.opened, k.cards_per_pack, coalesce(e.remaining, 0)::int as remaining, k.reserved
+      sql`select k.id, k.status, k.sold, k.granted, k.opened, k.cards_per_pack, coalesce(e.remaining, 0)::int as remaining, k.reserved, k.promised
           from packs k
           left join (select pack_id, sum(remaining) as remaining from pack_pool_entries group by 1) e on e.pack_id = k.id
-          where coalesce(e.remaining, 0) < (k.sold - k.opened + case when k.status = 'active' then k.reserved else 0 end) * k.cards_per_pack`,
+          where coalesce(e.remaining, 0) < (k.sold + k.granted - k.opened + k.promised + case when k.status = 'active' then k.reserved else 0 end) * k.cards_per_pack`,
     ),
   },
   {
-    name: 'no pack is sold or reserved past its supply, and sold and opened count its purchases and opens',
+    name: 'no pack is sold, granted, reserved or promised past its supply, and sold, granted and opened count its purchases, granted packs and opens',
     check: violations(
-      sql`select k.id, k.supply, k.sold, k.reserved, coalesce(p.completed, 0)::int as completed, k.opened, coalesce(u.opened, 0)::int as opened_packs
+      sql`select k.id, k.supply, k.sold, k.granted, k.reserved, k.promised, coalesce(p.completed, 0)::int as completed,
+                 coalesce(u.granted, 0)::int as granted_packs, k.opened, coalesce(u.opened, 0)::int as opened_packs
           from packs k
           left join (select pack_id, count(*) as completed from purchases where status = 'completed' group by 1) p on p.pack_id = k.id
-          left join (select pack_id, count(*) as opened from user_packs where opened_at is not null group by 1) u on u.pack_id = k.id
-          where (k.supply is not null and k.sold + k.reserved > k.supply) or k.sold <> coalesce(p.completed, 0) or k.opened <> coalesce(u.opened, 0)`,
+          left join (select pack_id, count(*) filter (where opened_at is not null) as opened,
+                            count(*) filter (where grant_id is not null and revoked_at is null) as granted
+                     from user_packs group by 1) u on u.pack_id = k.id
+          where (k.supply is not null and k.sold + k.granted + k.reserved + k.promised > k.supply) or k.sold <> coalesce(p.completed, 0)
+             or k.granted <> coalesce(u.granted, 0) or k.opened <> coalesce(u.opened, 0)`,
     ),
   },
   {
@@ -189,19 +181,19 @@ export const INVARIANTS: Invariant[] = [
     ),
   },
   {
-    name: 'every owned pack comes from a completed purchase, and an opened one holds cardsPerPack pulls and its stored result',
+    name: 'every owned pack comes from a completed purchase or a grant, and an opened one holds cardsPerPack pulls and its stored result',
     check: violations(
-      sql`select u.id, p.status as purchase, k.cards_per_pack, coalesce(n.pulls, 0)::int as pulls, (o.user_pack_id is not null) as has_result, u.opened_at
-          from user_packs u join purchases p on p.id = u.purchase_id join packs k on k.id = u.pack_id
+      sql`select u.id, p.status as purchase, u.grant_id, k.cards_per_pack, coalesce(n.pulls, 0)::int as pulls, (o.user_pack_id is not null) as has_result, u.opened_at
+          from user_packs u left join purchases p on p.id = u.purchase_id join packs k on k.id = u.pack_id
           left join (select user_pack_id, count(*) as pulls from pulls group by 1) n on n.user_pack_id = u.id
           left join pack_opens o on o.user_pack_id = u.id
-          where p.status <> 'completed'
+          where (u.purchase_id is not null and p.status <> 'completed') or (u.purchase_id is null and u.grant_id is null)
              or (u.opened_at is not null and (coalesce(n.pulls, 0) <> k.cards_per_pack or o.user_pack_id is null))
              or (u.opened_at is null and (coalesce(n.pulls, 0) <> 0 or o.user_pack_id is not null))`,
     ),
   },
   {
-    name: "every open's stored result is recomputable from its proof, with the purchase's seed and the pulls given",
+    name: "every open's stored result is recomputable from its proof, with the owned pack's seed and the pulls given",
     check: checkOpenProofs,
   },
   {
@@ -220,6 +212,7 @@ export const INVARIANTS: Invariant[] = [
           where c.previous_at is not null and c.previous_at <> c.created_at and c.from_status is distinct from c.previous_status`,
     ),
   },
+  ...REWARD_INVARIANTS,
 ];
 
 /** Opens are read in pages: a result holds its whole proof. */
@@ -236,10 +229,10 @@ async function checkOpenProofs(db: Database): Promise<string[]> {
       pulled: { collectibleId: string; serialNumber: number; drawIndex: number }[];
     }>(
       db,
-      sql`select o.user_pack_id, o.result, p.server_seed,
+      sql`select o.user_pack_id, o.result, coalesce(p.server_seed, u.server_seed) as server_seed,
                  (select coalesce(jsonb_agg(jsonb_build_object('collectibleId', l.collectible_id, 'serialNumber', l.serial_number, 'drawIndex', l.draw_index) order by l.draw_index), '[]')
                   from pulls l where l.user_pack_id = o.user_pack_id) as pulled
-          from pack_opens o join user_packs u on u.id = o.user_pack_id join purchases p on p.id = u.purchase_id
+          from pack_opens o join user_packs u on u.id = o.user_pack_id left join purchases p on p.id = u.purchase_id
           where o.user_pack_id > ${after} order by o.user_pack_id limit ${OPEN_PAGE}`,
     );
     for (const open of page) {
@@ -252,7 +245,7 @@ async function checkOpenProofs(db: Database): Promise<string[]> {
         continue;
       }
       for (const problem of verifyDrawProof(proof)) found(problem);
-      if (proof.serverSeed !== open.server_seed) found("the proof's server seed is not the purchase's");
+      if (proof.serverSeed !== open.server_seed) found("the proof's server seed is not the owned pack's");
       const given = proof.draws.map((draw, index) => `${index}:${draw.collectibleId}#${draw.serialNumber}`).join(' ');
       const stored = open.pulled
         .map((pull) => `${pull.drawIndex}:${pull.collectibleId}#${pull.serialNumber}`)

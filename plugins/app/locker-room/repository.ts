@@ -26,7 +26,7 @@ export async function unopenedCount(db: Database, userId: string): Promise<numbe
   const [row] = await db
     .select({ count: sql<string>`count(*)` })
     .from(userPacks)
-    .where(and(eq(userPacks.userId, userId), isNull(userPacks.openedAt)));
+    .where(and(eq(userPacks.userId, userId), isNull(userPacks.openedAt), isNull(userPacks.revokedAt)));
   return Number(row?.count ?? 0);
 }
 
@@ -46,6 +46,7 @@ export async function listPulls(
       serialNumber: pulls.serialNumber,
       packId: pulls.packId,
       userPackId: pulls.userPackId,
+      grantId: pulls.grantId,
       createdAt: pulls.createdAt,
       collectible: publicCollectibleColumns,
       editionSize: collectibles.editionSize,

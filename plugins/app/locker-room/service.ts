@@ -34,6 +34,7 @@ export function createLockerRoomService(db: DatabaseHandle) {
           editionSize: row.editionSize,
           packId: row.packId,
           userPackId: row.userPackId,
+          grantId: row.grantId,
           pulledAt: row.createdAt.toISOString(),
         })),
         nextCursor: page.nextCursor,

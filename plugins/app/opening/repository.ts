@@ -13,15 +13,18 @@ import type { SerialBlock } from '../packs/draw.js';
  * trips: lock, read the pool with its serials, read the places the draws need, write everything.
  */
 
-/** An owned pack as an open needs it: with its purchase's seeds. */
+/**
+ * An owned pack as an open needs it, with its seeds: a bought pack's are its purchase's, a granted
+ * pack's its own (user_packs_origin_check sets exactly one of them).
+ */
 const ownedPackColumns = {
   id: userPacks.id,
   userId: userPacks.userId,
   packId: userPacks.packId,
   purchaseId: userPacks.purchaseId,
   openedAt: userPacks.openedAt,
-  serverSeed: purchases.serverSeed,
-  serverSeedHash: purchases.serverSeedHash,
+  serverSeed: sql<string>`coalesce(${purchases.serverSeed}, ${userPacks.serverSeed})`,
+  serverSeedHash: sql<string>`coalesce(${purchases.serverSeedHash}, ${userPacks.serverSeedHash})`,
   clientSeed: purchases.clientSeed,
 };
 
@@ -218,18 +221,19 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
 
 /**
  * Locks the user's oldest unopened pack of a pack, but those excluded and those another
- * transaction is opening (skipped, not waited for), with its purchase's seeds.
+ * transaction is opening (skipped, not waited for), with its seeds.
  */
 export async function lockOldestUnopened(tx: Database, userId: string, packId: string, excluding: string[]) {
   const [row] = await tx
     .select(ownedPackColumns)
     .from(userPacks)
-    .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
+    .leftJoin(purchases, eq(purchases.id, userPacks.purchaseId))
     .where(
       and(
         eq(userPacks.userId, userId),
         eq(userPacks.packId, packId),
         isNull(userPacks.openedAt),
+        isNull(userPacks.revokedAt),
         excluding.length > 0 ? notInArray(userPacks.id, excluding) : undefined,
       ),
     )
@@ -241,19 +245,23 @@ export async function lockOldestUnopened(tx: Database, userId: string, packId: s
 
 /**
  * Locks owned packs for the rest of the transaction, in id order (so concurrent batches lock them
- * the same way round), each with its purchase's seeds. Packs not owned by the given user are absent.
+ * the same way round), each with its seeds. Packs not owned by the given user (or taken back) are absent.
  */
 export async function lockOwnedPacks(tx: Database, keys: readonly { id: string; userId: string }[]) {
   if (keys.length === 0) return [];
   return tx
     .select(ownedPackColumns)
     .from(userPacks)
-    .innerJoin(purchases, eq(purchases.id, userPacks.purchaseId))
+    .leftJoin(purchases, eq(purchases.id, userPacks.purchaseId))
     .where(
-      sql`(${userPacks.id}, ${userPacks.userId}) in (${sql.join(
-        keys.map((key) => sql`(${key.id}, ${key.userId})`),
-        sql`, `,
-      )})`,
+      and(
+        sql`(${userPacks.id}, ${userPacks.userId}) in (${sql.join(
+          keys.map((key) => sql`(${key.id}, ${key.userId})`),
+          sql`, `,
+        )})`,
+        // A pack a revocation took back is no longer the user's.
+        isNull(userPacks.revokedAt),
+      ),
     )
     .orderBy(asc(userPacks.id))
     .for('update', { of: userPacks });

@@ -4,7 +4,7 @@ import { MAX_POOL_ENTRIES } from '../../../schemas/packs.js';
 import { isAllowed, type Principal } from '../auth/policy.js';
 import type { CollectiblesService } from '../collectibles/service.js';
 import type { Database } from '../database/index.js';
-import { committedCopies } from '../purchases/rules.js';
+import { committedCopies, committedPacks } from '../purchases/rules.js';
 import { collectibleNotFound } from '../collectibles/errors.js';
 import {
   collectibleWrongTeam,
@@ -69,8 +69,9 @@ export async function updateFields(
   ) {
     throw poolCommitted('cardsPerPack cannot change while packs of it are sold unopened or reserved', '/cardsPerPack');
   }
-  if (body.supply !== undefined && body.supply !== null && body.supply < pack.sold + reserved) {
-    throw supplyBelowSales(pack.sold, reserved);
+  // Granted reward packs count as sold, promised ones as reserved.
+  if (body.supply !== undefined && body.supply !== null && body.supply < committedPacks({ ...pack, reserved })) {
+    throw supplyBelowSales(pack.sold + pack.granted, reserved + pack.promised);
   }
   const changed = await updatePack(tx, pack.id, {
     ...(body.name !== undefined ? { name: body.name } : {}),

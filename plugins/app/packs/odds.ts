@@ -33,20 +33,25 @@ export function canFillOnePack(pool: readonly PoolEntry[], cardsPerPack: number)
 }
 
 /**
- * Packs that can still be sold without any sold pack becoming unfillable:
- * floor(total remaining / cardsPerPack) - outstanding, where outstanding counts sold-but-unopened
- * and reserved packs (opened packs already took their copies out of the pool); capped, when
- * `supply` (the most packs ever sold) is set, by supply - sold - reserved. Never negative.
+ * Packs that can still be sold (or promised) without any pack already owed becoming unfillable:
+ * floor(total remaining / cardsPerPack) - outstanding, where outstanding counts the owned,
+ * unopened packs (sold + granted - opened: opened packs already took their copies out of the
+ * pool), the reserved ones and those promised to rewards; capped, when `supply` (the most packs
+ * ever sold or granted) is set, by supply - sold - granted - reserved - promised. Never negative.
  */
 export function availablePacks(input: {
   totalRemaining: number;
   cardsPerPack: number;
   supply: number | null;
   sold: number;
-  soldUnopened: number;
+  granted: number;
+  opened: number;
   reserved: number;
+  promised: number;
 }): number {
-  const fillable = Math.floor(input.totalRemaining / input.cardsPerPack) - input.soldUnopened - input.reserved;
-  const bySupply = input.supply === null ? fillable : input.supply - input.sold - input.reserved;
+  const held = input.reserved + input.promised;
+  const fillable =
+    Math.floor(input.totalRemaining / input.cardsPerPack) - (input.sold + input.granted - input.opened) - held;
+  const bySupply = input.supply === null ? fillable : input.supply - input.sold - input.granted - held;
   return Math.max(0, Math.min(fillable, bySupply));
 }

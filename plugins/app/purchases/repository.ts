@@ -32,6 +32,9 @@ export interface LockedSales {
   opened: number;
   /** The kept count (see above). */
   reserved: number;
+  /** Reward packs granted and promised (plugins/app/rewards). */
+  granted: number;
+  promised: number;
   /** Copies left in the pool. */
   remaining: number;
 }
@@ -53,11 +56,13 @@ export async function lockSales(tx: Database, packId: string): Promise<LockedSal
     sold: number;
     opened: number;
     reserved: number;
+    granted: number;
+    promised: number;
   }>(
     // `no key update`: a pack's row is referenced by the purchases and owned packs inserted while
     // it is held, whose key share locks must not wait for it (see packs/repository.ts findPack).
     await tx.execute(sql`
-      select status, price, cards_per_pack, supply, max_per_user, sold, opened, reserved
+      select status, price, cards_per_pack, supply, max_per_user, sold, opened, reserved, granted, promised
       from packs where id = ${packId} for no key update`),
   );
   if (!row) return undefined;
@@ -75,6 +80,8 @@ export async function lockSales(tx: Database, packId: string): Promise<LockedSal
     sold: row.sold,
     opened: row.opened,
     reserved: row.reserved,
+    granted: row.granted,
+    promised: row.promised,
     remaining: Number(pool?.remaining ?? 0),
   };
 }

@@ -27,17 +27,22 @@ export interface SalesState {
   remaining: number;
   /** Reservations counted against what is for sale (the kept count: live ones, and expired ones not yet reclaimed). */
   reserved: number;
+  /** Reward packs given (owned like sold ones) and those promised to rewards not yet given. */
+  granted: number;
+  promised: number;
 }
 
-/** Packs that can still be sold: reservations and owned-unopened packs hold their copies. */
+/** Packs that can still be sold: reservations, promises and owned-unopened packs hold their copies. */
 export function availableFor(state: Omit<SalesState, 'status' | 'maxPerUser'>): number {
   return availablePacks({
     totalRemaining: state.remaining,
     cardsPerPack: state.cardsPerPack,
     supply: state.supply,
     sold: state.sold,
-    soldUnopened: state.sold - state.opened,
+    granted: state.granted,
+    opened: state.opened,
     reserved: state.reserved,
+    promised: state.promised,
   });
 }
 
@@ -51,7 +56,10 @@ export function assertCanReserve(state: SalesState, held: number): void {
     );
   }
   if (availableFor(state) <= 0)
-    throw new ConflictError('sold_out', 'The pack is sold out: every pack it can fill is sold or reserved.');
+    throw new ConflictError(
+      'sold_out',
+      'The pack is sold out: every pack it can fill is sold, reserved, or held for rewards.',
+    );
 }
 
 /** Throws the reason a purchase in this status cannot be completed (a completed one answers as before). */
@@ -78,17 +86,23 @@ export function assertCancellable(status: PurchaseStatus): void {
 }
 
 /**
- * Copies the packs already sold or reserved need from the pool: a change that leaves fewer
- * (a smaller pool, a larger cardsPerPack) would leave some of them unfillable.
+ * Copies the packs already sold, granted, reserved or promised need from the pool: a change that
+ * leaves fewer (a smaller pool, a larger cardsPerPack) would leave some of them unfillable.
  */
 export function committedCopies(state: {
   sold: number;
+  granted: number;
   opened: number;
   reserved: number;
+  promised: number;
   cardsPerPack: number;
 }): number {
-  return (state.sold - state.opened + state.reserved) * state.cardsPerPack;
+  return (state.sold + state.granted - state.opened + state.reserved + state.promised) * state.cardsPerPack;
 }
+
+/** Packs counted against the supply: sold, granted, reserved and promised. */
+export const committedPacks = (state: { sold: number; granted: number; reserved: number; promised: number }) =>
+  state.sold + state.granted + state.reserved + state.promised;
 
 /**
  * A batch of starts of one pack, decided in arrival order under the pack's row lock: for each

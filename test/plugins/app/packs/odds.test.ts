@@ -77,12 +77,23 @@ t.test('canFillOnePack and totalRemaining', async (t) => {
 });
 
 t.test('availablePacks', async (t) => {
-  const base = { totalRemaining: 100, cardsPerPack: 5, supply: null, sold: 0, soldUnopened: 0, reserved: 0 };
+  const base = {
+    totalRemaining: 100,
+    cardsPerPack: 5,
+    supply: null,
+    sold: 0,
+    granted: 0,
+    opened: 0,
+    reserved: 0,
+    promised: 0,
+  };
   t.equal(availablePacks(base), 20);
   t.equal(availablePacks({ ...base, totalRemaining: 104 }), 20, 'floor');
-  t.equal(availablePacks({ ...base, soldUnopened: 3, reserved: 2 }), 15, 'outstanding packs hold their copies');
+  t.equal(availablePacks({ ...base, sold: 3, reserved: 2 }), 15, 'outstanding packs hold their copies');
+  t.equal(availablePacks({ ...base, sold: 2, granted: 2, opened: 1, promised: 2 }), 15, 'granted and promised packs too');
+  t.equal(availablePacks({ ...base, supply: 10, granted: 3, promised: 4 }), 3, 'and count against the supply');
   t.equal(availablePacks({ ...base, supply: 10 }), 10, 'capped by supply');
-  t.equal(availablePacks({ ...base, supply: 10, sold: 8, soldUnopened: 8, reserved: 1 }), 1);
+  t.equal(availablePacks({ ...base, supply: 10, sold: 8, reserved: 1 }), 1);
   t.equal(availablePacks({ ...base, supply: 10, sold: 12 }), 0, 'never negative');
   t.equal(availablePacks({ ...base, totalRemaining: 4 }), 0);
 });
@@ -101,8 +112,10 @@ t.test('property: availablePacks never promises more packs than the pool can fil
           cardsPerPack,
           supply,
           sold: unopened,
-          soldUnopened: unopened,
+          granted: 0,
+          opened: 0,
           reserved,
+          promised: 0,
         });
         const copiesNeeded = (available + unopened + reserved) * cardsPerPack;
         return (

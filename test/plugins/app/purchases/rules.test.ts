@@ -32,6 +32,8 @@ const state = (changes: Partial<SalesState> = {}): SalesState => ({
   opened: 0,
   remaining: 50,
   reserved: 0,
+  granted: 0,
+  promised: 0,
   ...changes,
 });
 
@@ -124,8 +126,14 @@ t.test('completing and cancelling by status', async (t) => {
 });
 
 t.test('committed copies: what sold-unopened and reserved packs need from the pool', async (t) => {
-  t.equal(committedCopies({ sold: 0, opened: 0, reserved: 0, cardsPerPack: 5 }), 0);
-  t.equal(committedCopies({ sold: 3, opened: 1, reserved: 2, cardsPerPack: 5 }), 20);
+  const none = { granted: 0, promised: 0 };
+  t.equal(committedCopies({ sold: 0, opened: 0, reserved: 0, cardsPerPack: 5, ...none }), 0);
+  t.equal(committedCopies({ sold: 3, opened: 1, reserved: 2, cardsPerPack: 5, ...none }), 20);
+  t.equal(
+    committedCopies({ sold: 3, granted: 2, opened: 1, reserved: 2, promised: 1, cardsPerPack: 5 }),
+    35,
+    'granted and promised reward packs too',
+  );
 });
 
 /** The codes planStarts answers, one per request: null for a reservation. */
