@@ -20,6 +20,7 @@ import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order, UpdateOrderBody
 import {
   AuditTargetType,
   CronJob,
+  GrantStatus,
   LedgerKind,
   MobileProvider,
   OrderReviewReason,
@@ -63,6 +64,18 @@ import {
 import { AddMemberBody, CreateTeamBody, Team, TeamAdmin, UpdateMemberBody } from './teams.js';
 import { AdminUser, CurrentUser, UpdateCurrentUserBody } from './user.js';
 import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
+import {
+  AdminGrantBody,
+  BundleCollectible,
+  BundlePack,
+  CreateRewardBody,
+  Grant,
+  GrantOutcome,
+  GrantSerial,
+  RevokeGrantBody,
+  Reward,
+  RewardBundle,
+} from './rewards.js';
 
 /**
  * Every named schema, registered once with `addSchema` (app.ts) and referenced by `$id`: the
@@ -146,4 +159,15 @@ export const SHARED_SCHEMAS: TSchema[] = [
   OpenResult,
   LockerRoomTotals,
   Pull,
+  GrantStatus,
+  BundlePack,
+  BundleCollectible,
+  RewardBundle,
+  Reward,
+  CreateRewardBody,
+  GrantSerial,
+  Grant,
+  GrantOutcome,
+  AdminGrantBody,
+  RevokeGrantBody,
 ];

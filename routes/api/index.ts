@@ -9,6 +9,9 @@ import adminWalletRoutes from './admin/wallets/index.js';
 import adminOrderRoutes from './admin/orders/index.js';
 import adminPriceRoutes from './admin/prices/index.js';
 import adminProductRoutes from './admin/products/index.js';
+import adminRewardRoutes from './admin/rewards/index.js';
+import adminGrantRoutes from './admin/grants/index.js';
+import rewardRoutes from './rewards/index.js';
 import checkoutRoutes from './checkout/index.js';
 import cronRoutes from './cron/index.js';
 import webhookRoutes from './webhooks/index.js';
@@ -44,4 +47,7 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(webhookRoutes, { prefix: '/webhooks' });
   await app.register(adminOrderRoutes, { prefix: '/admin/orders' });
   await app.register(cronRoutes, { prefix: '/cron' });
+  await app.register(rewardRoutes, { prefix: '/rewards' });
+  await app.register(adminRewardRoutes, { prefix: '/admin/rewards' });
+  await app.register(adminGrantRoutes, { prefix: '/admin/grants' });
 }
