@@ -73,6 +73,16 @@ export const REWARD_INVARIANTS: Invariant[] = [
     ),
   },
   {
+    name: "a reward serial block's minted count is the pulls its grants took from it",
+    check: violations(
+      sql`select s.owner, s.collectible_id, s.minted, coalesce(p.pulled, 0)::int as pulled
+          from reward_serials s left join (
+            select coalesce(g.promise_key, 'grant:' || g.id) as owner, p.collectible_id, count(*) as pulled
+            from pulls p join grants g on g.id = p.grant_id group by 1, 2) p on p.owner = s.owner and p.collectible_id = s.collectible_id
+          where s.minted <> coalesce(p.pulled, 0)`,
+    ),
+  },
+  {
     name: "a promise's granted count is its grants",
     check: violations(
       sql`select r.key, r.granted, count(g.id)::int as grants from reward_promises r left join grants g on g.promise_key = r.key
