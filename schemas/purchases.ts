@@ -180,7 +180,9 @@ export const Pull = Type.Object(
     editionSize: Int({ description: "The collectible's serial numbers allocated so far" }),
     packId: Nullable(Id),
     userPackId: Nullable(Type.String({ ...Id, description: 'The open that drew it; null for a copy a reward gave' })),
-    grantId: Nullable(Type.String({ ...Id, description: 'The reward grant that gave it; null for a copy drawn from a pack' })),
+    grantId: Nullable(
+      Type.String({ ...Id, description: 'The reward grant that gave it; null for a copy drawn from a pack' }),
+    ),
     pulledAt: Timestamp,
   },
   { $id: 'Pull', additionalProperties: false },

@@ -1,5 +1,17 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Envelope, Id, Int, Name, Nullable, Page, PageQuery, StrictObject, Text, Timestamp, trimmed } from './common.js';
+import {
+  Envelope,
+  Id,
+  Int,
+  Name,
+  Nullable,
+  Page,
+  PageQuery,
+  StrictObject,
+  Text,
+  Timestamp,
+  trimmed,
+} from './common.js';
 import { GrantStatus } from './enums.js';
 
 /** The grant engine's API: rewards (bundles), and the grants that give them. */
@@ -121,7 +133,12 @@ export const GrantResponse = Envelope(Type.Ref(Grant));
 export const GrantPage = Page(Type.Ref(Grant));
 
 const reason = trimmed(
-  Text(500, { minLength: 1, pattern: '\\S', description: 'Why (stored trimmed)', examples: ['League round 12 winner'] }),
+  Text(500, {
+    minLength: 1,
+    pattern: '\\S',
+    description: 'Why (stored trimmed)',
+    examples: ['League round 12 winner'],
+  }),
 );
 
 export const AdminGrantBody = StrictObject(

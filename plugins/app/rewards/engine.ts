@@ -241,7 +241,11 @@ export function createGrantEngine(deps: {
       }
       const packs = packsFor(reward.packs, 1);
       if (packs.length > 0) {
-        if (promise) await lockPackStocks(tx, packs.map((need) => need.packId));
+        if (promise)
+          await lockPackStocks(
+            tx,
+            packs.map((need) => need.packId),
+          );
         else await takeStock(tx, packs);
         await movePackCounts(
           tx,

@@ -54,6 +54,13 @@ export const sourceKeyConflict = (sourceKey: string) =>
 
 /** Some users of an admin grant never signed in: the same code as one unknown user, naming them. */
 export const usersNotFound = (unknown: readonly { index: number; userId: string }[]) =>
-  new AppError(404, 'user_not_found', 'No user with these ids has signed in yet; users exist from their first request.', {
-    details: unknown.slice(0, 20).map(({ index, userId }) => ({ path: `/userIds/${index}`, message: `no user ${userId}` })),
-  });
+  new AppError(
+    404,
+    'user_not_found',
+    'No user with these ids has signed in yet; users exist from their first request.',
+    {
+      details: unknown
+        .slice(0, 20)
+        .map(({ index, userId }) => ({ path: `/userIds/${index}`, message: `no user ${userId}` })),
+    },
+  );

@@ -1,5 +1,12 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { type GrantRow, grants, type RewardPromiseRow, type RewardRow, rewardPromises, rewards } from '../../../db/schema.js';
+import {
+  type GrantRow,
+  grants,
+  type RewardPromiseRow,
+  type RewardRow,
+  rewardPromises,
+  rewards,
+} from '../../../db/schema.js';
 import type { PackStatus } from '../../../schemas/enums.js';
 import type { Database } from '../database/index.js';
 import { afterCursor, type PageRequest, toPage } from '../pagination.js';
@@ -127,7 +134,8 @@ export async function movePackCounts(
         as m(pack_id text, promised integer, granted integer)
       where k.id = m.pack_id returning k.id`),
   );
-  if (rows.length !== moves.length) throw new Error(`moving the counts of ${moves.length} packs updated ${rows.length}`);
+  if (rows.length !== moves.length)
+    throw new Error(`moving the counts of ${moves.length} packs updated ${rows.length}`);
 }
 
 export async function findPromise(

@@ -16,7 +16,8 @@ export function bundleOf(body: Pick<CreateRewardBody, 'coins' | 'packs' | 'colle
   }
   seen.clear();
   for (const [index, entry] of bundle.collectibles.entries()) {
-    if (seen.has(entry.collectibleId)) throw duplicateEntry(`/collectibles/${index}/collectibleId`, entry.collectibleId);
+    if (seen.has(entry.collectibleId))
+      throw duplicateEntry(`/collectibles/${index}/collectibleId`, entry.collectibleId);
     seen.add(entry.collectibleId);
   }
   return bundle;

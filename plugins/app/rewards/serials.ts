@@ -67,6 +67,10 @@ export function drawRewardSerials(
   }
   return {
     serials,
-    block: { ...block, minted: state.minted, moved: Object.fromEntries([...state.moved].map(([p, s]) => [String(p), s])) },
+    block: {
+      ...block,
+      minted: state.minted,
+      moved: Object.fromEntries([...state.moved].map(([p, s]) => [String(p), s])),
+    },
   };
 }

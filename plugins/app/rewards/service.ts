@@ -93,7 +93,12 @@ export function createRewardsService(deps: {
   const engine = createGrantEngine(deps);
 
   /** The reward as the caller may see it, for `action` on it: 404 when it may not even read it. */
-  async function authorizedReward(tx: Database, principal: Principal, rewardId: string, action: 'catalog:read' | 'catalog:write') {
+  async function authorizedReward(
+    tx: Database,
+    principal: Principal,
+    rewardId: string,
+    action: 'catalog:read' | 'catalog:write',
+  ) {
     requireAdminAccess(principal);
     const reward = await findReward(tx, rewardId);
     if (!reward) throw rewardNotFound();
@@ -225,7 +230,14 @@ export function createRewardsService(deps: {
         if (take > 0) {
           await wallets.debit(
             tx,
-            { userId: grant.userId, amount: take, kind: 'revocation', reference: grant.id, reason: body.reason, actorId: principal.id },
+            {
+              userId: grant.userId,
+              amount: take,
+              kind: 'revocation',
+              reference: grant.id,
+              reason: body.reason,
+              actorId: principal.id,
+            },
             now,
           );
         }

@@ -60,21 +60,39 @@ t.test('creating rewards: the bundle and its scope are checked', async (t) => {
   );
   t.equal(codeOf(platform), 'reward_scope_mismatch', "the platform's collectible in a team reward");
   t.equal(
-    codeOf(await createRewardRequest(app, { teamId: staff.team.id, packs: [{ packId: rivalPack.id, count: 1 }] }, staff.editor)),
+    codeOf(
+      await createRewardRequest(
+        app,
+        { teamId: staff.team.id, packs: [{ packId: rivalPack.id, count: 1 }] },
+        staff.editor,
+      ),
+    ),
     'pack_not_found',
     "a team editor does not learn of another team's pack",
   );
   t.equal(codeOf(await createRewardRequest(app, { teamId: staff.team.id, coins: 5 }, staff.viewer)), 'forbidden');
-  t.equal(codeOf(await createRewardRequest(app, { coins: 5 }, staff.editor)), 'forbidden', 'platform rewards: platform admins');
+  t.equal(
+    codeOf(await createRewardRequest(app, { coins: 5 }, staff.editor)),
+    'forbidden',
+    'platform rewards: platform admins',
+  );
   t.equal(codeOf(await createRewardRequest(app, { coins: 5 }, FAN)), 'forbidden');
 
   const mine = await createReward(
     app,
-    { teamId: staff.team.id, coins: 10, packs: [{ packId: teamPack.id, count: 1 }], collectibles: [{ collectibleId: teamCard.id, count: 1 }] },
+    {
+      teamId: staff.team.id,
+      coins: 10,
+      packs: [{ packId: teamPack.id, count: 1 }],
+      collectibles: [{ collectibleId: teamCard.id, count: 1 }],
+    },
     staff.editor,
   );
   t.has(mine, { teamId: staff.team.id, coins: 10 });
-  const mixed = await createReward(app, { packs: [{ packId: rivalPack.id, count: 1 }], collectibles: [{ collectibleId: teamCard.id, count: 1 }] });
+  const mixed = await createReward(app, {
+    packs: [{ packId: rivalPack.id, count: 1 }],
+    collectibles: [{ collectibleId: teamCard.id, count: 1 }],
+  });
   t.equal(mixed.teamId, null, "a platform reward may hold any team's items");
 
   const read = (id: string, token: string) =>
@@ -98,15 +116,25 @@ t.test('creating rewards: the bundle and its scope are checked', async (t) => {
     [mixed.id, mine.id],
     'newest first',
   );
-  t.equal(codeOf(await app.inject({ method: 'GET', url: '/api/admin/rewards', headers: bearer(staff.owner) })), 'forbidden');
+  t.equal(
+    codeOf(await app.inject({ method: 'GET', url: '/api/admin/rewards', headers: bearer(staff.owner) })),
+    'forbidden',
+  );
 });
 
 t.test('admin grants: once per user and key, all or nothing; fans list theirs; revocation', async (t) => {
   const app = await buildTestApp(t);
-  const { pack } = await packInStatus(app, 'active', { pack: { cardsPerPack: 1, supply: 5 }, pool: [{ quantity: 10 }] });
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { cardsPerPack: 1, supply: 5 },
+    pool: [{ quantity: 10 }],
+  });
   const reward = await createReward(app, { coins: 25, packs: [{ packId: pack.id, count: 1 }] });
   const fans = await Promise.all(['g-fan-1', 'g-fan-2', 'g-fan-3'].map((id) => signIn(app, id)));
-  const [one, two, three] = fans as [{ id: string; token: string }, { id: string; token: string }, { id: string; token: string }];
+  const [one, two, three] = fans as [
+    { id: string; token: string },
+    { id: string; token: string },
+    { id: string; token: string },
+  ];
 
   const tooMany = await adminGrantRequest(app, reward.id, {
     userIds: Array.from({ length: 1001 }, (_, i) => `user-${i}`),
@@ -133,11 +161,13 @@ t.test('admin grants: once per user and key, all or nothing; fans list theirs; r
   const first = await adminGrantRequest(app, reward.id, { userIds: [two.id, one.id], key: 'k' });
   t.equal(first.statusCode, 200, first.body);
   t.same(
-    first.json().data.map((outcome: { created: boolean; grant: { userId: string; sourceKey: string } }) => [
-      outcome.created,
-      outcome.grant.userId,
-      outcome.grant.sourceKey,
-    ]),
+    first
+      .json()
+      .data.map((outcome: { created: boolean; grant: { userId: string; sourceKey: string } }) => [
+        outcome.created,
+        outcome.grant.userId,
+        outcome.grant.sourceKey,
+      ]),
     [
       [true, two.id, `admin:k:${two.id}`],
       [true, one.id, `admin:k:${one.id}`],
@@ -160,7 +190,12 @@ t.test('admin grants: once per user and key, all or nothing; fans list theirs; r
 
   const second = await adminGrantRequest(app, reward.id, { userIds: [one.id], key: 'k2' });
   t.equal(second.statusCode, 200);
-  const listed = await app.inject({ method: 'GET', url: '/api/rewards/grants', query: { limit: '1' }, headers: bearer(one.token) });
+  const listed = await app.inject({
+    method: 'GET',
+    url: '/api/rewards/grants',
+    query: { limit: '1' },
+    headers: bearer(one.token),
+  });
   t.equal(listed.statusCode, 200, listed.body);
   t.equal(listed.json().data[0].sourceKey, `admin:k2:${one.id}`, 'newest first');
   const next = await app.inject({

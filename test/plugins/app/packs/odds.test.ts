@@ -90,7 +90,11 @@ t.test('availablePacks', async (t) => {
   t.equal(availablePacks(base), 20);
   t.equal(availablePacks({ ...base, totalRemaining: 104 }), 20, 'floor');
   t.equal(availablePacks({ ...base, sold: 3, reserved: 2 }), 15, 'outstanding packs hold their copies');
-  t.equal(availablePacks({ ...base, sold: 2, granted: 2, opened: 1, promised: 2 }), 15, 'granted and promised packs too');
+  t.equal(
+    availablePacks({ ...base, sold: 2, granted: 2, opened: 1, promised: 2 }),
+    15,
+    'granted and promised packs too',
+  );
   t.equal(availablePacks({ ...base, supply: 10, granted: 3, promised: 4 }), 3, 'and count against the supply');
   t.equal(availablePacks({ ...base, supply: 10 }), 10, 'capped by supply');
   t.equal(availablePacks({ ...base, supply: 10, sold: 8, reserved: 1 }), 1);

@@ -56,7 +56,11 @@ t.test('promises hold inventory, run out, and give back the rest on release', as
   const promise = (key: string, count: number) =>
     app.db.transaction((tx) => app.rewards.promise(tx, { key, rewardId: reward.id, count }));
 
-  t.has(await errorOf(promise('too-many', 6)), { statusCode: 409, code: 'reward_stock_insufficient' }, 'supply 10 < 12');
+  t.has(
+    await errorOf(promise('too-many', 6)),
+    { statusCode: 409, code: 'reward_stock_insufficient' },
+    'supply 10 < 12',
+  );
   t.equal((await getAdminPack(app, pack.id)).available, 10, 'a refused promise holds nothing');
 
   const held = await promise('round:r1', 3);
