@@ -100,6 +100,12 @@ export function scopedCriteria<C extends QuestCriteria>(criteria: C, teamId: str
   return { ...criteria, filter: { ...criteria.filter, teamId } };
 }
 
+/** Whether an event at `at` falls in the quest's window: from startsAt (included) to endsAt (excluded). */
+export function isWithinQuest(quest: { startsAt: Date; endsAt: Date | null }, at: Date): boolean {
+  const time = at.getTime();
+  return time >= quest.startsAt.getTime() && (quest.endsAt === null || time < quest.endsAt.getTime());
+}
+
 // --- Progress ------------------------------------------------------------------------------
 
 /** Matching events so far (not capped: the target caps what progressOf shows). */
