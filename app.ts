@@ -12,6 +12,7 @@ import { findInputProblem, undeclaredBodyProblem } from './plugins/app/input-gua
 import { lazyRequestLogger, RequestLogController } from './plugins/app/request-log.js';
 import authPlugin from './plugins/app/auth/index.js';
 import auditPlugin from './plugins/app/audit/index.js';
+import eventsPlugin from './plugins/app/events/index.js';
 import usersPlugin from './plugins/app/users/index.js';
 import sessionsPlugin from './plugins/app/sessions/index.js';
 import catalogPlugin from './plugins/app/packs/catalog.js';
@@ -268,6 +269,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const database = await openDatabase(config, app.log);
   try {
     await app.register(dbPlugin, { database });
+    await app.register(eventsPlugin);
     await app.register(auditPlugin);
     await app.register(usersPlugin);
     await app.register(sessionsPlugin);

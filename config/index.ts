@@ -71,6 +71,8 @@ export interface AppConfig {
   purchases: { ttlMs: number; startsPerMinute: number };
   /** The bearer secret of the cron endpoints (unset: they refuse every call); run the jobs in-process. */
   cron: { secret?: string; internal: boolean };
+  /** Run the event log's consumers (quests) in this instance, one instance at a time consuming each. */
+  eventConsumers: boolean;
   /** The service's own sign-in and sessions; null when off (only external-provider tokens are accepted). */
   sessions: SessionsConfig | null;
   /** Stripe Checkout for coin bundles; null when not configured (checkout answers 503). */
@@ -144,6 +146,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     docsEnabled: env.DOCS_ENABLED,
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },
+    eventConsumers: env.EVENT_CONSUMERS,
     sessions: resolveSessions(env, devDefaults),
     checkout: resolveCheckout(env),
   };

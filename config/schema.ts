@@ -48,6 +48,7 @@ export const EnvSchema = Type.Object({
   PURCHASE_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
   CRON_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   CRON_INTERNAL: Type.Boolean({ default: true }),
+  EVENT_CONSUMERS: Type.Boolean({ default: true }),
   AUTH_SESSIONS: Type.Optional(Type.Boolean()),
   AUTH_SESSION_PRIVATE_KEY: OptionalString,
   AUTH_SESSION_PREVIOUS_KEY: OptionalString,

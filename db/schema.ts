@@ -10,3 +10,4 @@ export * from './schema/idempotency.js';
 export * from './schema/jobs.js';
 export * from './schema/checkout.js';
 export * from './schema/sessions.js';
+export * from './schema/events.js';

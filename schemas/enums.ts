@@ -139,3 +139,52 @@ export const GrantStatus = StringEnum(GRANT_STATUSES, {
   $id: 'GrantStatus',
   description: '`granted`: the reward was given; `revoked`: an admin reversed it (what could be taken back was)',
 });
+
+/** A quest: `draft` while it is built; `active` once published (its rules are frozen); `ended` for good. */
+export const QUEST_STATUSES = ['draft', 'active', 'ended'] as const;
+export type QuestStatus = (typeof QUEST_STATUSES)[number];
+export const QuestStatus = StringEnum(QUEST_STATUSES, {
+  $id: 'QuestStatus',
+  description:
+    '`draft`: being built, invisible to fans; `active`: published, its rules frozen; `ended`: over, nothing changes',
+});
+
+export const QUEST_ACTIONS = ['publish', 'end'] as const;
+export type QuestAction = (typeof QUEST_ACTIONS)[number];
+export const QuestActionName = StringEnum(QUEST_ACTIONS, {
+  $id: 'QuestActionName',
+  description: 'publish: draft→active; end: draft|active→ended',
+});
+
+/** How often a fan may complete a quest: its progress restarts at each period. */
+export const QUEST_PERIODS = ['once', 'daily', 'weekly'] as const;
+export type QuestPeriod = (typeof QUEST_PERIODS)[number];
+export const QuestPeriod = StringEnum(QUEST_PERIODS, {
+  $id: 'QuestPeriod',
+  description:
+    "`once`: one period, the whole quest; `daily`: each local day of the quest's time zone; `weekly`: each ISO week (Monday to Sunday, local time)",
+});
+
+export const STREAK_UNITS = ['day', 'week'] as const;
+export type StreakUnit = (typeof STREAK_UNITS)[number];
+export const StreakUnit = StringEnum(STREAK_UNITS, {
+  $id: 'StreakUnit',
+  description: "Local days, or ISO weeks, of the quest's time zone",
+});
+
+/** The events a quest counts. `collectible.pulled` is each pull a `pack.opened` event carries. */
+export const QUEST_EVENTS = ['pack.opened', 'collectible.pulled', 'purchase.completed'] as const;
+export type QuestEvent = (typeof QUEST_EVENTS)[number];
+export const QuestEvent = StringEnum(QUEST_EVENTS, {
+  $id: 'QuestEvent',
+  description:
+    '`pack.opened`: one per pack opened; `collectible.pulled`: one per copy pulled from an opened pack; `purchase.completed`: one per pack bought',
+});
+
+export const QUEST_CRITERIA_KINDS = ['count', 'collect', 'streak'] as const;
+export type QuestCriteriaKind = (typeof QUEST_CRITERIA_KINDS)[number];
+export const QuestCriteriaKind = StringEnum(QUEST_CRITERIA_KINDS, {
+  $id: 'QuestCriteriaKind',
+  description:
+    '`count`: N matching events; `collect`: pull every collectible of a set; `streak`: a matching event on N consecutive days or weeks',
+});

@@ -1,12 +1,17 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Id, Int, Text } from './common.js';
-import { LedgerKind, Rarity } from './enums.js';
+import { LEDGER_KINDS, RARITIES } from './enums.js';
 
 /**
  * The domain event log: each change another domain or a team may care about appends one event,
  * in the transaction of the change. Every type's `data` is defined here, once: the append
  * checks it, and consumers (quests, and what reads the log later) read it typed.
  */
+
+/** Enumerations as unions of literals: the append checks data with TypeBox's compiler, which knows these. */
+const OneOf = <const T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
+const Rarity = OneOf(RARITIES);
+const LedgerKind = OneOf(LEDGER_KINDS);
 
 const PackCount = Type.Object({ packId: Id, count: Int({ minimum: 1 }) }, { additionalProperties: false });
 const CollectibleCount = Type.Object(

@@ -35,6 +35,8 @@ export const TEST_ENV: Record<string, string> = {
   DATABASE_WATCH_TIMEOUT: '5 seconds',
   // Tests fire bursts of concurrent work on a shared machine: they queue it; the limit has a test of its own.
   DATABASE_QUEUE_LIMIT: '0',
+  // Tests drain the event consumers when they need them (`consumer.drain()`), or turn them on.
+  EVENT_CONSUMERS: 'false',
 };
 
 /** Which server the suite runs on, for test names and comments. */

@@ -24,10 +24,11 @@ export default fp(
         config,
         log: fastify.log,
         wallets: fastify.wallets,
+        events: fastify.events,
         products: fastify.products,
       }),
     );
     fastify.decorate('verifyStripeEvent', gateway ? gateway.verifyEvent : null);
   },
-  { name: 'checkout', dependencies: ['db', 'env', 'products', 'wallets'] },
+  { name: 'checkout', dependencies: ['db', 'env', 'products', 'wallets', 'events'] },
 );

@@ -8,6 +8,7 @@ import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors
 import { pageOf } from '../pagination.js';
 import type { ProductsService } from '../products/service.js';
 import { MAX_BALANCE } from '../wallets/rules.js';
+import type { EventsService } from '../events/service.js';
 import type { WalletsService } from '../wallets/service.js';
 import { adminOrderNotFound, orderNotFound, unavailable } from './errors.js';
 import { createEventHandlers } from './events.js';
@@ -42,6 +43,7 @@ export interface CheckoutDeps {
   config: CheckoutConfig | null;
   log: FastifyBaseLogger;
   wallets: Pick<WalletsService, 'balance' | 'credit' | 'debit'>;
+  events: Pick<EventsService, 'append'>;
   products: Pick<ProductsService, 'findPrice' | 'findProduct'>;
 }
 
@@ -51,7 +53,7 @@ export interface CheckoutDeps {
  */
 export function createCheckoutService(deps: CheckoutDeps) {
   const { db, gateway, config, log, wallets, products } = deps;
-  const settlement = createSettlement({ wallets, log });
+  const settlement = createSettlement({ wallets, events: deps.events, log });
   const eventHandlers = createEventHandlers({ settlement, log });
 
   /**
@@ -209,6 +211,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
           reason: 'credited after review',
           actorId,
         });
+        await settlement.fulfilled(tx, fulfilled);
         return toAdminOrder(fulfilled);
       });
     },

@@ -5,6 +5,7 @@ import type { Database } from '../database/index.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { MAX_BALANCE } from '../wallets/rules.js';
 import type { WalletsService } from '../wallets/service.js';
+import type { EventsService } from '../events/service.js';
 import {
   findOrderByPaymentIntent,
   flagUncredited,
@@ -37,9 +38,18 @@ export type EventMeta = Pick<StripeEvent, 'id' | 'type' | 'created'>;
  */
 export function createSettlement(deps: {
   wallets: Pick<WalletsService, 'balance' | 'credit' | 'debit'>;
+  events: Pick<EventsService, 'append'>;
   log: FastifyBaseLogger;
 }) {
-  const { wallets, log } = deps;
+  const { wallets, events, log } = deps;
+  /** An order's coins credited: by the one `fulfil`, or by an admin after review. */
+  const fulfilled = (tx: Database, order: Pick<OrderRow, 'id' | 'userId' | 'coins' | 'amount' | 'currency'>) =>
+    events.append(tx, {
+      type: 'order.fulfilled',
+      userId: order.userId,
+      subject: order.id,
+      data: { orderId: order.id, coins: order.coins, amount: order.amount, currency: order.currency },
+    });
   const lockedBalance = (tx: Database, userId: string) => wallets.balance(tx, userId, { lock: true });
   /** Coins a refund or a dispute takes back from the buyer: one `refund` entry, none for 0. */
   const takeBack = async (tx: Database, order: { id: string; userId: string }, amount: number, reason: string) => {
@@ -88,6 +98,7 @@ export function createSettlement(deps: {
     const settled = await settlePending(tx, order.id, { status: 'fulfilled', paymentIntent });
     if (!settled) return 'settled';
     await wallets.credit(tx, { userId: order.userId, amount: order.coins, kind: 'topup', reference: order.id });
+    await fulfilled(tx, order);
     return 'fulfilled';
   }
 
@@ -149,6 +160,17 @@ export function createSettlement(deps: {
       coinsReversed: plan.target,
       uncollectedAdded: plan.uncollected,
       fullyRefunded: plan.fullyRefunded,
+    });
+    await events.append(tx, {
+      type: 'order.refunded',
+      userId: order.userId,
+      subject: order.id,
+      data: {
+        orderId: order.id,
+        amountRefunded: charge.amount_refunded,
+        coinsTakenBack: plan.take,
+        coinsUncollected: plan.uncollected,
+      },
     });
     if (plan.uncollected > 0)
       log.warn(
@@ -220,7 +242,7 @@ export function createSettlement(deps: {
     });
   }
 
-  return { fulfil, refund, disputeOpened, disputeClosed };
+  return { fulfil, fulfilled, refund, disputeOpened, disputeClosed };
 }
 
 export type Settlement = ReturnType<typeof createSettlement>;

@@ -12,8 +12,12 @@ export default fp(
   async (fastify) => {
     fastify.decorate(
       'opening',
-      createOpeningService({ packs: fastify.packs, batchedChange: fastify.batchedChange.bind(fastify) }),
+      createOpeningService({
+        packs: fastify.packs,
+        events: fastify.events,
+        batchedChange: fastify.batchedChange.bind(fastify),
+      }),
     );
   },
-  { name: 'opening', dependencies: ['packs', 'idempotency'] },
+  { name: 'opening', dependencies: ['packs', 'idempotency', 'events'] },
 );

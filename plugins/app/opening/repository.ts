@@ -39,14 +39,18 @@ export async function findOpenResult(
   return row?.result as OpenResult | undefined;
 }
 
-/** Takes the pack's row lock for the rest of the transaction and counts `count` opens; answers cardsPerPack. */
-export async function lockPackForOpen(tx: Database, packId: string, count: number): Promise<number | undefined> {
+/** Takes the pack's row lock for the rest of the transaction and counts `count` opens; answers cardsPerPack and the team. */
+export async function lockPackForOpen(
+  tx: Database,
+  packId: string,
+  count: number,
+): Promise<{ cardsPerPack: number; teamId: string | null } | undefined> {
   const [row] = await tx
     .update(packs)
     .set({ opened: sql`${packs.opened} + ${count}` })
     .where(eq(packs.id, packId))
-    .returning({ cardsPerPack: packs.cardsPerPack });
-  return row?.cardsPerPack;
+    .returning({ cardsPerPack: packs.cardsPerPack, teamId: packs.teamId });
+  return row;
 }
 
 export interface DrawEntry {

@@ -9,6 +9,8 @@ import type { PoolEntry } from '../packs/odds.js';
 import { activeBlocks, movesChanged, placesRead, serialsToAllocate } from '../packs/serials.js';
 import { packNotFound } from '../packs/errors.js';
 import type { PacksService } from '../packs/service.js';
+import type { EventsService } from '../events/service.js';
+import type { NewEvent } from '../../../schemas/events.js';
 import {
   type DrawEntry,
   findOpenResult,
@@ -43,11 +45,34 @@ const ownedKey = (userPackId: string, userId: string) => `${userId}\n${userPackI
 /** The most opens of one pack one transaction draws. */
 const MAX_OPEN_BATCH = 100;
 
+/** The `pack.opened` event of an open, with the copies it gave. */
+function openedEvent(result: OpenResult, userId: string, teamId: string | null): NewEvent {
+  return {
+    type: 'pack.opened',
+    userId,
+    teamId,
+    subject: result.userPackId,
+    data: {
+      userPackId: result.userPackId,
+      packId: result.packId,
+      pulls: result.items.map((item) => ({
+        pullId: item.id,
+        collectibleId: item.collectible.id,
+        rarity: item.collectible.rarity,
+        points: item.collectible.points,
+        serialNumber: item.serialNumber,
+      })),
+    },
+  };
+}
+
 export function createOpeningService({
   packs,
+  events,
   batchedChange,
 }: {
   packs: Pick<PacksService, 'allocateSerials' | 'serialMoves'>;
+  events: Pick<EventsService, 'append'>;
   batchedChange: FastifyInstance['batchedChange'];
 }) {
   /**
@@ -133,8 +158,9 @@ export function createOpeningService({
     opens: { owned: OwnedPack; clientSeed: string; userId: string }[],
   ): Promise<OpenResult[]> {
     const now = new Date();
-    const cardsPerPack = await lockPackForOpen(tx, packId, opens.length);
-    if (cardsPerPack === undefined) throw packNotFound();
+    const locked = await lockPackForOpen(tx, packId, opens.length);
+    if (!locked) throw packNotFound();
+    const { cardsPerPack } = locked;
     let pool = await readDrawPool(tx, packId);
     let byId = new Map(pool.map((entry) => [entry.collectibleId, entry]));
     const entryOf = (id: string) => byId.get(id) as DrawEntry;
@@ -228,6 +254,12 @@ export function createOpeningService({
       scores: [...scores].map(([userId, points]) => ({ userId, points })),
       opens: opens.map((open, index) => ({ userId: open.userId, result: results[index] as OpenResult })),
     });
+    await events.append(
+      tx,
+      ...results.map((result, index) =>
+        openedEvent(result, (opens[index] as { userId: string }).userId, locked.teamId),
+      ),
+    );
     return results;
   }
 

@@ -14,7 +14,8 @@ export default fp(
       'packs',
       createPacksService({
         db: fastify.db,
-        events: fastify.catalogEvents,
+        catalogEvents: fastify.catalogEvents,
+        events: fastify.events,
         audit: fastify.audit,
         collectibles: fastify.collectibles,
         teams: fastify.teams,
@@ -22,5 +23,5 @@ export default fp(
       }),
     );
   },
-  { name: 'packs', dependencies: ['db', 'catalog', 'audit', 'collectibles', 'teams', 'purchases'] },
+  { name: 'packs', dependencies: ['db', 'catalog', 'events', 'audit', 'collectibles', 'teams', 'purchases'] },
 );

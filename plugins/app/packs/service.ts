@@ -10,6 +10,7 @@ import type {
   UpdatePackBody,
 } from '../../../schemas/packs.js';
 import { PUBLIC_PACK_PAGE_LIMITS } from '../../../schemas/packs.js';
+import type { EventsService } from '../events/service.js';
 import type { AuditService } from '../audit/service.js';
 import {
   authorize,
@@ -53,7 +54,9 @@ export { toAdminPack };
 
 export interface PacksServiceDeps {
   db: DatabaseHandle;
-  events: CatalogEvents;
+  catalogEvents: CatalogEvents;
+  /** The domain event log: a publish is told to it. */
+  events: Pick<EventsService, 'append'>;
   audit: AuditService;
   collectibles: Pick<CollectiblesService, 'find'>;
   teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
@@ -61,7 +64,15 @@ export interface PacksServiceDeps {
 }
 
 /** Packs and their pools: the public catalog, the admin views, and every change authorized, transactional and audited. */
-export function createPacksService({ db, events, audit, collectibles, teams, purchases }: PacksServiceDeps) {
+export function createPacksService({
+  db,
+  catalogEvents,
+  events,
+  audit,
+  collectibles,
+  teams,
+  purchases,
+}: PacksServiceDeps) {
   /**
    * Runs a change of one pack in a transaction holding its row lock, authorized with the caller's
    * role as it is now, audited (the pack's fields, or the pool entry that changed: never the
@@ -102,11 +113,20 @@ export function createPacksService({ db, events, audit, collectibles, teams, pur
         },
         now,
       );
+      if (pack.status !== 'active' && changed.pack.status === 'active') {
+        const published = changed.pack;
+        await events.append(tx, {
+          type: 'pack.published',
+          teamId: published.teamId,
+          subject: published.id,
+          data: { packId: published.id, name: published.name, price: published.price, supply: published.supply },
+        });
+      }
       const affects = publicChangeOf(pack, changed.pack);
-      await events.notify(tx, affects);
+      await catalogEvents.notify(tx, affects);
       return { view: after, affects };
     });
-    events.invalidateLocal(result.affects);
+    catalogEvents.invalidateLocal(result.affects);
     return result.view;
   }
 

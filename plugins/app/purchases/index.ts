@@ -12,8 +12,13 @@ export default fp(
   async (fastify) => {
     fastify.decorate(
       'purchases',
-      createPurchasesService({ db: fastify.db, ttlMs: fastify.config.purchases.ttlMs, wallets: fastify.wallets }),
+      createPurchasesService({
+        db: fastify.db,
+        ttlMs: fastify.config.purchases.ttlMs,
+        wallets: fastify.wallets,
+        events: fastify.events,
+      }),
     );
   },
-  { name: 'purchases', dependencies: ['db', 'env', 'wallets'] },
+  { name: 'purchases', dependencies: ['db', 'env', 'wallets', 'events'] },
 );

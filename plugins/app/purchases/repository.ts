@@ -265,21 +265,21 @@ export interface Completion {
 /**
  * Completes the purchases (each becomes an owned, unopened pack), marks the lapsed ones expired,
  * and moves the pack's counts (sold, reserved) with them: one statement, whose update of the pack
- * takes its row lock last, for the shortest hold. Answers false, writing nothing the caller may
- * keep, when completions were asked and the pack is no longer active (the caller must roll back).
- * The caller holds the purchases' row locks.
+ * takes its row lock last, for the shortest hold. Answers the pack's team, or undefined, writing
+ * nothing the caller may keep, when completions were asked and the pack is no longer active (the
+ * caller must roll back). The caller holds the purchases' row locks.
  */
 export async function writeCompletions(
   tx: Database,
   write: { packId: string; at: Date; completions: readonly Completion[]; lapsed: readonly string[] },
-): Promise<boolean> {
+): Promise<{ teamId: string | null } | undefined> {
   const completions = write.completions.map((c) => ({
     purchase_id: c.purchaseId,
     user_id: c.userId,
     client_seed: c.clientSeed,
     user_pack_id: c.userPackId,
   }));
-  const [row] = rowsOf<{ completed: number; owned: number; counted: number }>(
+  const [row] = rowsOf<{ completed: number; owned: number; counted: number; team_id: string | null }>(
     await tx.execute(sql`
       with completing as (select * from jsonb_to_recordset(${json(completions)}) as c(purchase_id text, user_id text, client_seed text, user_pack_id text)),
       completed as (
@@ -292,13 +292,14 @@ export async function writeCompletions(
         update purchases set status = 'expired', ended_at = ${databaseNow} where id = any(${textArray(write.lapsed)}) and status = 'pending' returning 1),
       counted as (
         update packs set sold = sold + (select count(*) from completed), reserved = reserved - (select count(*) from completed) - (select count(*) from lapsed)
-        where id = ${write.packId} and (status = 'active' or not exists (select 1 from completed)) returning 1)
-      select (select count(*) from completed)::int as completed, (select count(*) from owned)::int as owned, (select count(*) from counted)::int as counted`),
+        where id = ${write.packId} and (status = 'active' or not exists (select 1 from completed)) returning team_id)
+      select (select count(*) from completed)::int as completed, (select count(*) from owned)::int as owned, (select count(*) from counted)::int as counted,
+        (select team_id from counted) as team_id`),
   );
   if (row?.completed !== completions.length || row.owned !== completions.length) {
     throw new Error(`completing ${completions.length} purchases of ${write.packId} wrote ${JSON.stringify(row)}`);
   }
-  return row.counted === 1;
+  return row.counted === 1 ? { teamId: row.team_id } : undefined;
 }
 
 /** Cancels a pending purchase and takes it off its pack's count, in one statement. The caller holds the purchase's row lock. */

@@ -5,6 +5,7 @@ import { ChangedMeanwhileError, type Database, type DatabaseHandle } from '../da
 import type { AppError } from '../errors.js';
 import { serverSeedHash } from '../packs/draw.js';
 import { packNotFound } from '../packs/errors.js';
+import type { EventsService } from '../events/service.js';
 import type { WalletsService } from '../wallets/service.js';
 import {
   heldByUsers,
@@ -88,6 +89,7 @@ export function createPurchasesService(options: {
   db: DatabaseHandle;
   ttlMs: number;
   wallets: Pick<WalletsService, 'applyChanges'>;
+  events: Pick<EventsService, 'append'>;
 }) {
   const { db } = options;
   return {
@@ -268,8 +270,23 @@ export function createPurchasesService(options: {
       if (completions.length > 0 || lapsed.length > 0) {
         // The pack was archived after the purchases were read: the batch is undone and run again,
         // and finds the pack not on sale.
-        if (!(await writeCompletions(tx, { packId, at: now, completions, lapsed })))
+        const pack = await writeCompletions(tx, { packId, at: now, completions, lapsed });
+        if (!pack)
           throw new ChangedMeanwhileError(`pack ${packId} left sale while a batch was completing its purchases`);
+        await options.events.append(
+          tx,
+          ...completions.map((completion) => ({
+            type: 'purchase.completed' as const,
+            userId: completion.userId,
+            teamId: pack.teamId,
+            subject: completion.purchaseId,
+            data: {
+              purchaseId: completion.purchaseId,
+              packId,
+              price: (stored.get(completion.purchaseId) as LockedPurchase).price,
+            },
+          })),
+        );
       }
       return outcomes;
     },

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { GrantRow, RewardPromiseRow, RewardRow } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
+import type { EventsService } from '../events/service.js';
 import { serverSeedHash } from '../packs/draw.js';
 import { availableFor } from '../purchases/rules.js';
 import type { PurchasesService } from '../purchases/service.js';
@@ -69,7 +70,25 @@ export function createGrantEngine(deps: {
   wallets: Pick<WalletsService, 'credit'>;
   purchases: Pick<PurchasesService, 'settleReservations'>;
   users: Pick<UsersService, 'ensureExists'>;
+  events: Pick<EventsService, 'append'>;
 }) {
+  /** The `reward.granted` event of a grant just made, appended in its transaction. */
+  const granted = (tx: Database, grant: GrantRow, teamId: string | null) =>
+    deps.events.append(tx, {
+      type: 'reward.granted',
+      userId: grant.userId,
+      teamId,
+      subject: grant.id,
+      data: {
+        grantId: grant.id,
+        rewardId: grant.rewardId,
+        sourceKey: grant.sourceKey,
+        coins: grant.reward.coins,
+        packs: grant.reward.packs,
+        collectibles: grant.reward.collectibles,
+      },
+    });
+
   /**
    * Locks the packs and throws unless each can give `needed` more packs from supply (active packs
    * only); expired reservations are reclaimed before a pack is found short.
@@ -276,8 +295,11 @@ export function createGrantEngine(deps: {
         }
         serials = await giveCollectibles(tx, grant, owner, reward);
         // The proof is kept on the grant: how each serial was drawn, with the block's seed.
-        return { grant: await updateGrant(tx, grant.id, { proof: serials }), created: true, serials };
+        const proved = await updateGrant(tx, grant.id, { proof: serials });
+        await granted(tx, proved, reward.teamId);
+        return { grant: proved, created: true, serials };
       }
+      await granted(tx, grant, reward.teamId);
       return { grant, created: true, serials };
     },
   };

@@ -18,8 +18,9 @@ export default fp(
         purchases: fastify.purchases,
         teams: fastify.teams,
         users: fastify.users,
+        events: fastify.events,
       }),
     );
   },
-  { name: 'rewards', dependencies: ['db', 'wallets', 'purchases', 'teams', 'users'] },
+  { name: 'rewards', dependencies: ['db', 'wallets', 'purchases', 'teams', 'users', 'events'] },
 );

@@ -19,6 +19,7 @@ import {
   teamNotFound,
 } from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
+import type { EventsService } from '../events/service.js';
 import { collectibleNotFound } from '../collectibles/errors.js';
 import { packNotFound } from '../packs/errors.js';
 import { pageOf } from '../pagination.js';
@@ -88,8 +89,9 @@ export function createRewardsService(deps: {
   purchases: Pick<PurchasesService, 'settleReservations'>;
   teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
   users: Pick<UsersService, 'ensureExists'>;
+  events: Pick<EventsService, 'append'>;
 }) {
-  const { db, wallets, teams } = deps;
+  const { db, wallets, teams, events } = deps;
   const engine = createGrantEngine(deps);
 
   /** The reward as the caller may see it, for `action` on it: 404 when it may not even read it. */
@@ -248,6 +250,13 @@ export function createRewardsService(deps: {
           taken.map((move) => move.packId),
         );
         await movePackCounts(tx, taken);
+        await events.append(tx, {
+          type: 'reward.revoked',
+          userId: grant.userId,
+          teamId: reward.teamId,
+          subject: grant.id,
+          data: { grantId: grant.id, coinsTakenBack: take, coinsUncollected: uncollected },
+        });
         return updateGrant(tx, grant.id, {
           status: 'revoked',
           revokedAt: now,

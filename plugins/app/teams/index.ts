@@ -10,7 +10,10 @@ declare module 'fastify' {
 /** Teams and their members (TeamAdmin rows). */
 export default fp(
   async (fastify) => {
-    fastify.decorate('teams', createTeamsService({ db: fastify.db, audit: fastify.audit, users: fastify.users }));
+    fastify.decorate(
+      'teams',
+      createTeamsService({ db: fastify.db, audit: fastify.audit, users: fastify.users, events: fastify.events }),
+    );
   },
-  { name: 'teams', dependencies: ['db', 'audit', 'users'] },
+  { name: 'teams', dependencies: ['db', 'audit', 'users', 'events'] },
 );

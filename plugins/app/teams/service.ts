@@ -9,6 +9,7 @@ import type {
   TeamListQuery,
   UpdateMemberBody,
 } from '../../../schemas/teams.js';
+import type { EventsService } from '../events/service.js';
 import type { AuditService } from '../audit/service.js';
 import {
   authorize,
@@ -56,11 +57,21 @@ export function createTeamsService({
   db,
   audit,
   users,
+  events,
 }: {
   db: DatabaseHandle;
   audit: AuditService;
   users: UsersService;
+  events: Pick<EventsService, 'append'>;
 }) {
+  const memberAdded = (tx: Database, member: TeamAdmin) =>
+    events.append(tx, {
+      type: 'member.added',
+      userId: member.userId,
+      teamId: member.teamId,
+      subject: member.userId,
+      data: { teamId: member.teamId, userId: member.userId, role: member.role },
+    });
   /** A membership change: in one transaction holding the team's row lock, authorized and audited. */
   async function changeMembers<T>(
     principal: Principal,
@@ -151,6 +162,7 @@ export function createTeamsService({
           },
           now,
         );
+        await memberAdded(tx, toTeamAdmin(owner));
         return toTeam(team);
       });
     },
@@ -183,6 +195,7 @@ export function createTeamsService({
         const member = toTeamAdmin(
           await insertMember(tx, { teamId, userId: body.userId, role, createdAt: now, addedBy: principal.id }),
         );
+        await memberAdded(tx, member);
         return {
           result: { created: true, member },
           audit: { action: 'team.member.add', targetId: body.userId, before: null, after: member },

@@ -10,7 +10,7 @@ declare module 'fastify' {
 /** Wallets: balances and their append-only ledger. */
 export default fp(
   async (fastify) => {
-    fastify.decorate('wallets', createWalletsService(fastify.db, fastify.users));
+    fastify.decorate('wallets', createWalletsService(fastify.db, fastify.users, fastify.events));
   },
-  { name: 'wallets', dependencies: ['db', 'users'] },
+  { name: 'wallets', dependencies: ['db', 'users', 'events'] },
 );

@@ -1,7 +1,9 @@
 import type { LedgerRow } from '../../../db/schema.js';
 import type { LedgerEntry, LedgerQuery, Wallet, WalletAdjustmentBody } from '../../../schemas/wallets.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
-import type { AppError } from '../errors.js';
+import { AppError } from '../errors.js';
+import type { EventsService } from '../events/service.js';
+import type { NewEvent } from '../../../schemas/events.js';
 import { pageOf } from '../pagination.js';
 import type { UsersService } from '../users/service.js';
 import {
@@ -34,7 +36,32 @@ function positive(amount: number): number {
   return amount;
 }
 
-export function createWalletsService(db: DatabaseHandle, users: Pick<UsersService, 'ensureExists'>) {
+/** The `wallet.credited` or `wallet.debited` event of a ledger entry. */
+function ledgerEvent(row: LedgerRow): NewEvent {
+  const data = {
+    entryId: row.id,
+    amount: Math.abs(row.amount),
+    balanceAfter: row.balanceAfter,
+    kind: row.kind,
+    reference: row.reference,
+  };
+  return row.amount > 0
+    ? { type: 'wallet.credited', userId: row.userId, subject: row.id, data }
+    : { type: 'wallet.debited', userId: row.userId, subject: row.id, data };
+}
+
+export function createWalletsService(
+  db: DatabaseHandle,
+  users: Pick<UsersService, 'ensureExists'>,
+  events: Pick<EventsService, 'append'>,
+) {
+  /** Every ledger entry is told to the event log in its own transaction. */
+  async function append(tx: Database, change: LedgerChange, now: Date): Promise<LedgerRow> {
+    const row = await appendLedgerEntry(tx, change, now);
+    await events.append(tx, ledgerEvent(row));
+    return row;
+  }
+
   return {
     async wallet(userId: string): Promise<Wallet> {
       return { balance: await balanceOf(db.orm, userId), currency: 'coins' };
@@ -58,7 +85,7 @@ export function createWalletsService(db: DatabaseHandle, users: Pick<UsersServic
      * writes nothing, past the largest balance.
      */
     async credit(tx: Database, move: WalletMove, now = new Date()): Promise<LedgerEntry> {
-      return toLedgerEntry(await appendLedgerEntry(tx, { ...move, amount: positive(move.amount) }, now));
+      return toLedgerEntry(await append(tx, { ...move, amount: positive(move.amount) }, now));
     },
 
     /**
@@ -66,21 +93,26 @@ export function createWalletsService(db: DatabaseHandle, users: Pick<UsersServic
      * insufficient_funds, and writes nothing, when the balance would go below zero.
      */
     async debit(tx: Database, move: WalletMove, now = new Date()): Promise<LedgerEntry> {
-      return toLedgerEntry(await appendLedgerEntry(tx, { ...move, amount: -positive(move.amount) }, now));
+      return toLedgerEntry(await append(tx, { ...move, amount: -positive(move.amount) }, now));
     },
 
     /**
      * Changes of several wallets in the caller's transaction, in order: for each, its ledger
      * entry, or the error it is refused with (insufficient_funds ...), which leaves the others be.
      */
-    applyChanges(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
-      return appendLedgerEntries(tx, changes, now);
+    async applyChanges(tx: Database, changes: readonly LedgerChange[], now: Date): Promise<(LedgerRow | AppError)[]> {
+      const outcomes = await appendLedgerEntries(tx, changes, now);
+      await events.append(
+        tx,
+        ...outcomes.flatMap((outcome) => (outcome instanceof AppError ? [] : [ledgerEvent(outcome)])),
+      );
+      return outcomes;
     },
 
     /** A platform admin's credit or debit (the route admits platform admins only). */
     async adjust(tx: Database, actorId: string, userId: string, body: WalletAdjustmentBody): Promise<LedgerEntry> {
       await users.ensureExists(tx, userId);
-      const entry = await appendLedgerEntry(
+      const entry = await append(
         tx,
         { userId, amount: body.amount, kind: 'adjustment', reason: body.reason, actorId },
         new Date(),

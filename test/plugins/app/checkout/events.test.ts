@@ -13,6 +13,7 @@ import type { Database } from '../../../../plugins/app/database/index.js';
 const calls: [string, unknown][] = [];
 const settlement: Settlement = {
   fulfil: async () => 'settled',
+  fulfilled: async () => {},
   refund: async (_tx, charge) => {
     calls.push(['refund', charge]);
   },

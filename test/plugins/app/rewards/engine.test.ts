@@ -42,6 +42,12 @@ t.test('a source key is granted once: 20 concurrent grants make one grant and on
     sql`select count(*)::int as count from wallet_ledger where user_id = ${fan.id} and kind = 'reward'`,
   );
   t.equal(entries[0]?.count, 1, 'one ledger entry');
+  const events = await sqlRows<{ subject: string; data: { sourceKey: string; coins: number } }>(
+    app,
+    sql`select subject, data from events where type = 'reward.granted'`,
+  );
+  t.equal(events.length, 1, 'one reward.granted event');
+  t.has(events[0], { subject: outcomes[0]?.grant.id, data: { sourceKey, coins: 50 } });
   t.equal(await balance(app, fan), 50);
   await assertNoViolations(t, app);
 });
@@ -175,8 +181,18 @@ t.test('a granted pack opens with a verifiable result, and revocation takes back
   t.equal(next.statusCode, 200, 'the bought pack still opens');
   t.not(next.json().data.userPackId, revokedPack?.id);
   t.equal(errorCode(await openPack(app, fan, pack.id)), 'no_unopened_pack', 'and the taken-back one is not offered');
+  const revokedEvents = await sqlRows<{ data: unknown }>(
+    app,
+    sql`select data from events where type = 'reward.revoked' and subject = ${grant.id}`,
+  );
+  t.same(revokedEvents, [{ data: { grantId: grant.id, coinsTakenBack: 30, coinsUncollected: 70 } }]);
   const twice = await revokeRequest(app, grant.id, { reason: 'again' });
   t.same(twice.json().data, revoked.json().data, 'revoking twice changes nothing');
+  const [counted] = await sqlRows<{ count: number }>(
+    app,
+    sql`select count(*)::int as count from events where type = 'reward.revoked'`,
+  );
+  t.equal(counted?.count, 1, 'and appends no second event');
   await fund(app, fan, 5);
   await assertNoViolations(t, app);
 });
