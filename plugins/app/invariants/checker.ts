@@ -123,7 +123,7 @@ export const INVARIANTS: Invariant[] = [
     ),
   },
   {
-    name: 'no pack is sold, granted, reserved or promised past its supply, and sold, granted and opened count its purchases, granted packs and opens',
+    name: 'no pack is sold or reserved past its supply (counting its granted and promised packs), and sold, granted and opened count its purchases, granted packs and opens',
     check: violations(
       sql`select k.id, k.supply, k.sold, k.granted, k.reserved, k.promised, coalesce(p.completed, 0)::int as completed,
                  coalesce(u.granted, 0)::int as granted_packs, k.opened, coalesce(u.opened, 0)::int as opened_packs
