@@ -125,6 +125,28 @@ t.test('completing and cancelling by status', async (t) => {
   );
 });
 
+t.test('packs granted or promised to rewards hold supply and pool like sales and reservations', async (t) => {
+  t.equal(
+    codeOf(() => assertCanReserve(state({ supply: 5, granted: 2, promised: 3 }), 0)),
+    'sold_out',
+    'supply 5: 2 granted, 3 promised',
+  );
+  t.equal(
+    codeOf(() => assertCanReserve(state({ supply: 6, granted: 2, promised: 3 }), 0)),
+    undefined,
+  );
+  t.equal(
+    codeOf(() => assertCanReserve(state({ remaining: 25, granted: 2, promised: 3 }), 0)),
+    'sold_out',
+    'the pool fills 5 packs: all held for rewards',
+  );
+  t.equal(
+    codeOf(() => assertCanReserve(state({ remaining: 25, granted: 2, opened: 1, promised: 3 }), 0)),
+    undefined,
+    'an opened granted pack took its copies already',
+  );
+});
+
 t.test('committed copies: what sold-unopened and reserved packs need from the pool', async (t) => {
   const none = { granted: 0, promised: 0 };
   t.equal(committedCopies({ sold: 0, opened: 0, reserved: 0, cardsPerPack: 5, ...none }), 0);
