@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { GrantRow, RewardPromiseRow, RewardRow } from '../../../db/schema.js';
+import type { NewEvent } from '../../../schemas/events.js';
 import type { Database } from '../database/index.js';
+import { AppError } from '../errors.js';
 import type { EventsService } from '../events/service.js';
 import { serverSeedHash } from '../packs/draw.js';
 import { availableFor } from '../purchases/rules.js';
@@ -17,9 +19,11 @@ import {
 } from './errors.js';
 import {
   findGrantBySource,
+  findGrantsBySource,
   findPromise,
   findReward,
   insertGrant,
+  insertGrants,
   insertGrantedPacks,
   insertPromise,
   lockPackStocks,
@@ -67,27 +71,26 @@ const newSeed = () => {
 const grantOwner = (grantId: string) => `grant:${grantId}`;
 
 export function createGrantEngine(deps: {
-  wallets: Pick<WalletsService, 'credit'>;
+  wallets: Pick<WalletsService, 'applyChanges'>;
   purchases: Pick<PurchasesService, 'settleReservations'>;
   users: Pick<UsersService, 'ensureExists'>;
   events: Pick<EventsService, 'append'>;
 }) {
-  /** The `reward.granted` event of a grant just made, appended in its transaction. */
-  const granted = (tx: Database, grant: GrantRow, teamId: string | null) =>
-    deps.events.append(tx, {
-      type: 'reward.granted',
-      userId: grant.userId,
-      teamId,
-      subject: grant.id,
-      data: {
-        grantId: grant.id,
-        rewardId: grant.rewardId,
-        sourceKey: grant.sourceKey,
-        coins: grant.reward.coins,
-        packs: grant.reward.packs,
-        collectibles: grant.reward.collectibles,
-      },
-    });
+  /** The `reward.granted` event of a grant just made. */
+  const grantedEvent = (grant: GrantRow, teamId: string | null): NewEvent => ({
+    type: 'reward.granted',
+    userId: grant.userId,
+    teamId,
+    subject: grant.id,
+    data: {
+      grantId: grant.id,
+      rewardId: grant.rewardId,
+      sourceKey: grant.sourceKey,
+      coins: grant.reward.coins,
+      packs: grant.reward.packs,
+      collectibles: grant.reward.collectibles,
+    },
+  });
 
   /**
    * Locks the packs and throws unless each can give `needed` more packs from supply (active packs
@@ -143,6 +146,114 @@ export function createGrantEngine(deps: {
       })),
     );
     return drawn;
+  }
+
+  /** A grant found under the request's source key: the same user and reward, or grant_source_conflict. */
+  const sameGrant = (row: GrantRow, request: Pick<GrantRequest, 'sourceKey' | 'userId' | 'rewardId'>) => {
+    if (row.userId !== request.userId || row.rewardId !== request.rewardId) throw sourceKeyConflict(request.sourceKey);
+    return row;
+  };
+
+  const newGrant = (
+    reward: RewardRow,
+    request: Omit<GrantRequest, 'promiseKey'>,
+    now: Date,
+    promise?: RewardPromiseRow,
+  ) => ({
+    id: randomUUID(),
+    sourceKey: request.sourceKey,
+    userId: request.userId,
+    rewardId: reward.id,
+    promiseKey: promise?.key ?? null,
+    reward: { coins: reward.coins, packs: reward.packs, collectibles: reward.collectibles },
+    reason: request.reason,
+    actorId: request.actorId ?? null,
+    createdAt: now,
+  });
+
+  /**
+   * Writes what grants just inserted give: the coins (one ledger entry each), the packs (moved
+   * from the promise, or taken from supply), the collectibles (serials of the promise's blocks,
+   * or of a block of each grant's own, the proof kept on the grant), and their events. Answers the
+   * grants as stored.
+   */
+  async function give(
+    tx: Database,
+    reward: RewardRow,
+    grants: readonly GrantRow[],
+    now: Date,
+    promise?: RewardPromiseRow,
+  ): Promise<GrantRow[]> {
+    if (grants.length === 0) return [];
+    if (reward.coins > 0) {
+      const credits = await deps.wallets.applyChanges(
+        tx,
+        grants.map((grant) => ({
+          userId: grant.userId,
+          amount: reward.coins,
+          kind: 'reward' as const,
+          reference: grant.id,
+          reason: grant.reason,
+          actorId: grant.actorId,
+        })),
+        now,
+      );
+      const refused = credits.find((outcome) => outcome instanceof AppError);
+      if (refused) throw refused;
+    }
+    const packs = packsFor(reward.packs, grants.length);
+    if (packs.length > 0) {
+      if (promise)
+        await lockPackStocks(
+          tx,
+          packs.map((need) => need.packId),
+        );
+      else await takeStock(tx, packs);
+      await movePackCounts(
+        tx,
+        packs.map((need) => ({ packId: need.packId, promised: promise ? -need.count : 0, granted: need.count })),
+      );
+      await insertGrantedPacks(
+        tx,
+        now,
+        grants.flatMap((grant) =>
+          packsFor(reward.packs, 1).flatMap((need) =>
+            Array.from({ length: need.count }, () => ({
+              id: randomUUID(),
+              grantId: grant.id,
+              userId: grant.userId,
+              packId: need.packId,
+              ...newSeed(),
+            })),
+          ),
+        ),
+      );
+    }
+    const given: GrantRow[] = [];
+    for (const grant of grants) {
+      if (reward.collectibles.length === 0) {
+        given.push(grant);
+        continue;
+      }
+      const owner = promise ? promise.key : grantOwner(grant.id);
+      if (!promise) {
+        await allocateBlocks(
+          tx,
+          owner,
+          copiesFor(reward.collectibles, 1).map((copy) => ({
+            collectibleId: copy.collectibleId,
+            size: copy.count,
+            ...newSeed(),
+          })),
+          now,
+        );
+      }
+      const serials = await giveCollectibles(tx, grant, owner, reward);
+      // The proof is kept on the grant: how each serial was drawn, with the block's seed.
+      given.push(await updateGrant(tx, grant.id, { proof: serials }));
+    }
+    await deps.events.append(tx, ...given.map((grant) => grantedEvent(grant, reward.teamId)));
+    return given;
   }
 
   return {
@@ -213,15 +324,8 @@ export function createGrantEngine(deps: {
      * from supply (409 reward_stock_insufficient). The coins, packs and collectibles are written
      * in the caller's transaction with the grant.
      */
-    async grant(
-      tx: Database,
-      request: GrantRequest,
-    ): Promise<{ grant: GrantRow; created: boolean; serials: DrawnSerial[] }> {
-      const again = (row: GrantRow) => {
-        if (row.userId !== request.userId || row.rewardId !== request.rewardId)
-          throw sourceKeyConflict(request.sourceKey);
-        return { grant: row, created: false, serials: [] };
-      };
+    async grant(tx: Database, request: GrantRequest): Promise<{ grant: GrantRow; created: boolean }> {
+      const again = (row: GrantRow) => ({ grant: sameGrant(row, request), created: false });
       let promise: RewardPromiseRow | undefined;
       if (request.promiseKey !== undefined) {
         // The promise's row first: concurrent grants of one promise take turns from here.
@@ -236,71 +340,47 @@ export function createGrantEngine(deps: {
       const reward = await rewardOf(tx, request.rewardId);
       await deps.users.ensureExists(tx, request.userId);
       const now = new Date();
-      const grant = await insertGrant(tx, {
-        id: randomUUID(),
-        sourceKey: request.sourceKey,
-        userId: request.userId,
-        rewardId: reward.id,
-        promiseKey: promise?.key ?? null,
-        reward: { coins: reward.coins, packs: reward.packs, collectibles: reward.collectibles },
-        reason: request.reason,
-        actorId: request.actorId ?? null,
-        createdAt: now,
-      });
+      const grant = await insertGrant(tx, newGrant(reward, request, now, promise));
       // Taken by a concurrent grant of the key, which this insert waited for and which committed.
       if (!grant) return again((await findGrantBySource(tx, request.sourceKey)) as GrantRow);
       if (promise) await updatePromise(tx, promise.key, { granted: promise.granted + 1 });
+      const [given] = await give(tx, reward, [grant], now, promise);
+      return { grant: given as GrantRow, created: true };
+    },
 
-      if (reward.coins > 0) {
-        await deps.wallets.credit(
-          tx,
-          { userId: grant.userId, amount: reward.coins, kind: 'reward', reference: grant.id, reason: grant.reason },
-          now,
-        );
-      }
-      const packs = packsFor(reward.packs, 1);
-      if (packs.length > 0) {
-        if (promise)
-          await lockPackStocks(
-            tx,
-            packs.map((need) => need.packId),
-          );
-        else await takeStock(tx, packs);
-        await movePackCounts(
-          tx,
-          packs.map((need) => ({ packId: need.packId, promised: promise ? -need.count : 0, granted: need.count })),
-        );
-        await insertGrantedPacks(
-          tx,
-          { id: grant.id, userId: grant.userId, at: now },
-          packs.flatMap((need) =>
-            Array.from({ length: need.count }, () => ({ id: randomUUID(), packId: need.packId, ...newSeed() })),
-          ),
-        );
-      }
-      let serials: DrawnSerial[] = [];
-      if (reward.collectibles.length > 0) {
-        const owner = promise ? promise.key : grantOwner(grant.id);
-        if (!promise) {
-          await allocateBlocks(
-            tx,
-            owner,
-            copiesFor(reward.collectibles, 1).map((copy) => ({
-              collectibleId: copy.collectibleId,
-              size: copy.count,
-              ...newSeed(),
-            })),
-            now,
-          );
-        }
-        serials = await giveCollectibles(tx, grant, owner, reward);
-        // The proof is kept on the grant: how each serial was drawn, with the block's seed.
-        const proved = await updateGrant(tx, grant.id, { proof: serials });
-        await granted(tx, proved, reward.teamId);
-        return { grant: proved, created: true, serials };
-      }
-      await granted(tx, grant, reward.teamId);
-      return { grant, created: true, serials };
+    /**
+     * Grants of one reward from supply (no promise) to many users at once, each once per source
+     * key, in a few statements whatever their number: the grants, the coins, the packs' counts and
+     * owned packs (collectibles take a few statements per grant). The users must exist. Answers in
+     * the order asked.
+     */
+    async grantBatch(
+      tx: Database,
+      rewardId: string,
+      requests: readonly Omit<GrantRequest, 'rewardId' | 'promiseKey'>[],
+    ): Promise<{ grant: GrantRow; created: boolean }[]> {
+      const reward = await rewardOf(tx, rewardId);
+      const keys = requests.map((request) => request.sourceKey);
+      const found = await findGrantsBySource(tx, keys);
+      const now = new Date();
+      // In key order, so two batches sharing keys wait for each other's inserts the same way round.
+      const fresh = requests
+        .filter((request, index) => !found.has(request.sourceKey) && keys.indexOf(request.sourceKey) === index)
+        .sort((a, b) => (a.sourceKey < b.sourceKey ? -1 : a.sourceKey > b.sourceKey ? 1 : 0));
+      const inserted = await insertGrants(
+        tx,
+        fresh.map((request) => newGrant(reward, { ...request, rewardId }, now)),
+      );
+      const created = new Set(inserted.map((grant) => grant.sourceKey));
+      // Keys a concurrent grant took meanwhile (this insert waited for it): read as they committed.
+      const taken = fresh.filter((request) => !created.has(request.sourceKey)).map((request) => request.sourceKey);
+      for (const [key, grant] of await findGrantsBySource(tx, taken)) found.set(key, grant);
+      for (const grant of await give(tx, reward, inserted, now)) found.set(grant.sourceKey, grant);
+      return requests.map((request) => {
+        const grant = found.get(request.sourceKey) as GrantRow;
+        const isNew = created.has(request.sourceKey) && keys.indexOf(request.sourceKey) === requests.indexOf(request);
+        return { grant: isNew ? grant : sameGrant(grant, { ...request, rewardId }), created: isNew };
+      });
     },
   };
 }

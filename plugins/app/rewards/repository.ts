@@ -172,6 +172,21 @@ export async function findGrantBySource(db: Database, sourceKey: string): Promis
   return row;
 }
 
+export async function findGrantsBySource(db: Database, sourceKeys: readonly string[]): Promise<Map<string, GrantRow>> {
+  if (sourceKeys.length === 0) return new Map();
+  const rows = await db
+    .select()
+    .from(grants)
+    .where(sql`${grants.sourceKey} = any(${textArray(sourceKeys)})`);
+  return new Map(rows.map((row) => [row.sourceKey, row]));
+}
+
+/** Inserts the grants whose source keys are free, in one statement; answers those inserted. */
+export async function insertGrants(tx: Database, rows: (typeof grants.$inferInsert)[]): Promise<GrantRow[]> {
+  if (rows.length === 0) return [];
+  return tx.insert(grants).values(rows).onConflictDoNothing({ target: grants.sourceKey }).returning();
+}
+
 /**
  * Inserts the grant unless its source key exists: answers it, or undefined when the key was taken
  * (by a committed grant, or by a concurrent one this insert waited for and that committed).
@@ -225,23 +240,25 @@ export interface GrantedPack {
   serverSeedHash: string;
 }
 
-/** The grant's packs, owned and unopened by its user; one statement. */
+/** Grants' packs, owned and unopened by their users; one statement. */
 export async function insertGrantedPacks(
   tx: Database,
-  grant: { id: string; userId: string; at: Date },
-  owned: readonly GrantedPack[],
+  at: Date,
+  owned: readonly (GrantedPack & { grantId: string; userId: string })[],
 ): Promise<void> {
   if (owned.length === 0) return;
   const rows = owned.map((pack) => ({
     id: pack.id,
+    user_id: pack.userId,
+    grant_id: pack.grantId,
     pack_id: pack.packId,
     server_seed: pack.serverSeed,
     server_seed_hash: pack.serverSeedHash,
   }));
   await tx.execute(sql`
     insert into user_packs (id, user_id, pack_id, grant_id, server_seed, server_seed_hash, created_at)
-    select r.id, ${grant.userId}, r.pack_id, ${grant.id}, r.server_seed, r.server_seed_hash, ${grant.at}
-    from jsonb_to_recordset(${json(rows)}) as r(id text, pack_id text, server_seed text, server_seed_hash text)`);
+    select r.id, r.user_id, r.pack_id, r.grant_id, r.server_seed, r.server_seed_hash, ${at}
+    from jsonb_to_recordset(${json(rows)}) as r(id text, user_id text, grant_id text, pack_id text, server_seed text, server_seed_hash text)`);
 }
 
 /**

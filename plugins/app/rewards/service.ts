@@ -85,7 +85,7 @@ export function toGrant(row: GrantRow): Grant {
  */
 export function createRewardsService(deps: {
   db: DatabaseHandle;
-  wallets: Pick<WalletsService, 'credit' | 'debit' | 'balance'>;
+  wallets: Pick<WalletsService, 'applyChanges' | 'debit' | 'balance'>;
   purchases: Pick<PurchasesService, 'settleReservations'>;
   teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
   users: Pick<UsersService, 'ensureExists'>;
@@ -189,23 +189,17 @@ export function createRewardsService(deps: {
         const known = await existingUsers(tx, body.userIds);
         const unknown = body.userIds.flatMap((userId, index) => (known.has(userId) ? [] : [{ index, userId }]));
         if (unknown.length > 0) throw usersNotFound(unknown);
-        // Users in one order, so two batches sharing users lock their wallets the same way round.
-        const order = [...body.userIds.keys()].sort((a, b) => {
-          const [left, right] = [body.userIds[a] as string, body.userIds[b] as string];
-          return left < right ? -1 : left > right ? 1 : 0;
-        });
-        const outcomes: GrantOutcome[] = new Array(body.userIds.length);
-        for (const index of order) {
-          const userId = body.userIds[index] as string;
-          const { grant, created } = await engine.grant(tx, {
+        const granted = await engine.grantBatch(
+          tx,
+          reward.id,
+          body.userIds.map((userId) => ({
             sourceKey: adminSourceKey(body.key, userId),
             userId,
-            rewardId: reward.id,
             reason: body.reason,
             actorId: principal.id,
-          });
-          outcomes[index] = { created, grant: toGrant(grant) };
-        }
+          })),
+        );
+        const outcomes: GrantOutcome[] = granted.map(({ grant, created }) => ({ created, grant: toGrant(grant) }));
         return outcomes;
       });
     },
