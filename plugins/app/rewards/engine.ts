@@ -67,6 +67,16 @@ const newSeed = () => {
   return { serverSeed, serverSeedHash: serverSeedHash(serverSeed) };
 };
 
+/** The longest source key (what the API shows of a grant is bounded). */
+export const MAX_SOURCE_KEY = 300;
+
+/** A source key is a caller's bug when empty or too long: not a user's error. */
+function checkSourceKey(sourceKey: string): string {
+  if (sourceKey.length === 0 || sourceKey.length > MAX_SOURCE_KEY)
+    throw new RangeError(`a source key has 1 to ${MAX_SOURCE_KEY} characters`);
+  return sourceKey;
+}
+
 /** The serial block owner of a grant made without a promise. */
 const grantOwner = (grantId: string) => `grant:${grantId}`;
 
@@ -325,6 +335,7 @@ export function createGrantEngine(deps: {
      * in the caller's transaction with the grant.
      */
     async grant(tx: Database, request: GrantRequest): Promise<{ grant: GrantRow; created: boolean }> {
+      checkSourceKey(request.sourceKey);
       const again = (row: GrantRow) => ({ grant: sameGrant(row, request), created: false });
       let promise: RewardPromiseRow | undefined;
       if (request.promiseKey !== undefined) {
@@ -360,7 +371,7 @@ export function createGrantEngine(deps: {
       requests: readonly Omit<GrantRequest, 'rewardId' | 'promiseKey'>[],
     ): Promise<{ grant: GrantRow; created: boolean }[]> {
       const reward = await rewardOf(tx, rewardId);
-      const keys = requests.map((request) => request.sourceKey);
+      const keys = requests.map((request) => checkSourceKey(request.sourceKey));
       const found = await findGrantsBySource(tx, keys);
       const now = new Date();
       // In key order, so two batches sharing keys wait for each other's inserts the same way round.

@@ -222,3 +222,27 @@ t.test('admin grants: once per user and key, all or nothing; fans list theirs; r
   t.same(shown.json().data, revoked.json().data);
   await assertNoViolations(t, app);
 });
+
+t.test("a team's rewards are granted and revoked by its editors only", async (t) => {
+  const app = await buildTestApp(t);
+  const staff = await staffedTeam(app, 'tg');
+  const rival = await staffedTeam(app, 'tg-rival');
+  const fan = await signIn(app, 'tg-fan');
+  const reward = await createReward(app, { teamId: staff.team.id, coins: 9 }, staff.editor);
+  t.equal(
+    codeOf(await adminGrantRequest(app, reward.id, { userIds: [fan.id], key: 'k' }, rival.owner)),
+    'reward_not_found',
+    "another team's admins do not see it",
+  );
+  t.equal(codeOf(await adminGrantRequest(app, reward.id, { userIds: [fan.id], key: 'k' }, staff.viewer)), 'forbidden');
+  const granted = await adminGrantRequest(app, reward.id, { userIds: [fan.id], key: 'k' }, staff.editor);
+  t.equal(granted.statusCode, 200, granted.body);
+  const grantId = granted.json().data[0].grant.id;
+  t.equal(codeOf(await revokeRequest(app, grantId, { reason: 'x' }, rival.owner)), 'grant_not_found');
+  t.equal(codeOf(await revokeRequest(app, grantId, { reason: 'x' }, staff.viewer)), 'forbidden');
+  const revoked = await revokeRequest(app, grantId, { reason: 'wrong fan' }, staff.owner);
+  t.has(revoked.json().data, { status: 'revoked', coinsTakenBack: 9 });
+  const mine = await app.inject({ method: 'GET', url: '/api/rewards/grants', headers: bearer(fan.token) });
+  t.has(mine.json().data, [{ id: grantId, status: 'revoked', revokeReason: 'wrong fan' }], 'the fan sees the reversal');
+  await assertNoViolations(t, app);
+});

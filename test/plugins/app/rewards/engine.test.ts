@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import t from 'tap';
 import { verifyDrawProof } from '../../../../plugins/app/packs/draw.js';
-import { buildTestApp } from '../../../support/app.js';
+import { bearer, buildTestApp } from '../../../support/app.js';
 import { getAdminPack, packInStatus } from '../../../support/catalog.js';
 import {
   assertNoViolations,
@@ -49,6 +49,37 @@ t.test('a source key is granted once: 20 concurrent grants make one grant and on
   t.equal(events.length, 1, 'one reward.granted event');
   t.has(events[0], { subject: outcomes[0]?.grant.id, data: { sourceKey, coins: 50 } });
   t.equal(await balance(app, fan), 50);
+  const tooLong = await errorOf(
+    app.db.transaction((tx) =>
+      app.rewards.grant(tx, { sourceKey: 'k'.repeat(301), userId: fan.id, rewardId: reward.id, reason: 'x' }),
+    ),
+  );
+  t.type(tooLong, RangeError, 'a source key past 300 characters is a bug of the caller');
+  t.has(
+    await errorOf(
+      app.db.transaction((tx) =>
+        app.rewards.grant(tx, { sourceKey, userId: 'someone-else', rewardId: reward.id, reason: 'x' }),
+      ),
+    ),
+    { code: 'grant_source_conflict' },
+    'a key granted to another user',
+  );
+  t.has(
+    await errorOf(
+      app.db.transaction((tx) =>
+        app.rewards.grant(tx, { sourceKey: 'quest:x:1:nobody', userId: 'nobody', rewardId: reward.id, reason: 'x' }),
+      ),
+    ),
+    { code: 'user_not_found' },
+  );
+  t.has(
+    await errorOf(
+      app.db.transaction((tx) =>
+        app.rewards.grant(tx, { sourceKey: 'quest:x:1:y', userId: fan.id, rewardId: 'no-reward', reason: 'x' }),
+      ),
+    ),
+    { code: 'reward_not_found' },
+  );
   await assertNoViolations(t, app);
 });
 
@@ -177,6 +208,8 @@ t.test('a granted pack opens with a verifiable result, and revocation takes back
     'user_pack_not_found',
     'a pack taken back cannot be opened',
   );
+  const locker = await app.inject({ method: 'GET', url: '/api/locker-room', headers: bearer(fan.token) });
+  t.equal(locker.json().data.unopenedPacks, 1, 'the locker room counts the bought pack only');
   const next = await openPack(app, fan, pack.id);
   t.equal(next.statusCode, 200, 'the bought pack still opens');
   t.not(next.json().data.userPackId, revokedPack?.id);
