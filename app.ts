@@ -33,6 +33,7 @@ import walletsPlugin from './plugins/app/wallets/index.js';
 import productsPlugin from './plugins/app/products/index.js';
 import checkoutPlugin from './plugins/app/checkout/index.js';
 import rewardsPlugin from './plugins/app/rewards/index.js';
+import questsPlugin from './plugins/app/quests/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
 import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
@@ -284,6 +285,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(purchasesPlugin);
     await app.register(packsPlugin);
     await app.register(rewardsPlugin);
+    await app.register(questsPlugin);
     await app.register(idempotencyPlugin);
     await app.register(freeTextPlugin);
     await app.register(openingPlugin);

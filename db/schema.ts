@@ -11,3 +11,4 @@ export * from './schema/jobs.js';
 export * from './schema/checkout.js';
 export * from './schema/sessions.js';
 export * from './schema/events.js';
+export * from './schema/quests.js';

@@ -34,11 +34,11 @@ export const TeamRole = StringEnum(TEAM_ROLES, {
 });
 
 /** What an audit log row is about. */
-export const AUDIT_TARGET_TYPES = ['pack', 'collectible', 'team', 'team_member'] as const;
+export const AUDIT_TARGET_TYPES = ['pack', 'collectible', 'team', 'team_member', 'quest'] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 export const AuditTargetType = StringEnum(AUDIT_TARGET_TYPES, {
   $id: 'AuditTargetType',
-  description: 'What the audit row is about: a pack (or its pool), a collectible, a team or a membership',
+  description: 'What the audit row is about: a pack (or its pool), a collectible, a team, a membership or a quest',
 });
 
 export const USER_ROLES = ['user', 'admin'] as const;
@@ -120,14 +120,15 @@ export const OrderReviewReason = StringEnum(ORDER_REVIEW_REASONS, {
 });
 
 /** Jobs run on a schedule in-process and by `POST /api/cron/{job}`. */
-export const CRON_JOBS = ['expire-purchases', 'expire-orders', 'reconcile-orders'] as const;
+export const CRON_JOBS = ['expire-purchases', 'expire-orders', 'reconcile-orders', 'end-quests'] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
   $id: 'CronJob',
   description:
     '`expire-purchases`: mark pending purchases past their time as expired, and forget idempotency records past their retention; ' +
     '`expire-orders`: settle pending orders past their time (expire their Checkout Session at Stripe, or fulfil one that was paid); ' +
-    '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones',
+    '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones; ' +
+    '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

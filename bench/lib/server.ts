@@ -27,11 +27,13 @@ const PERF_MAP_FLAGS = process.env.BENCH_PERF_MAP ? ['--perf-basic-prof', '--log
 export async function startServer(
   env: Record<string, string>,
   port: number,
-  options: { profileDir?: string } = {},
+  options: { profileDir?: string; root?: string } = {},
 ): Promise<RunningServer> {
   const profiling = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const child = spawn(process.execPath, [...profiling, ...PERF_MAP_FLAGS, join(projectRoot, 'dist', 'server.js')], {
-    cwd: projectRoot,
+  // `root`: another built checkout of the project (a baseline to compare with, in the same run).
+  const root = options.root ?? projectRoot;
+  const child = spawn(process.execPath, [...profiling, ...PERF_MAP_FLAGS, join(root, 'dist', 'server.js')], {
+    cwd: root,
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',

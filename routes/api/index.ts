@@ -12,6 +12,8 @@ import adminProductRoutes from './admin/products/index.js';
 import adminRewardRoutes from './admin/rewards/index.js';
 import adminGrantRoutes from './admin/grants/index.js';
 import rewardRoutes from './rewards/index.js';
+import questRoutes from './quests/index.js';
+import adminQuestRoutes from './admin/quests/index.js';
 import checkoutRoutes from './checkout/index.js';
 import cronRoutes from './cron/index.js';
 import webhookRoutes from './webhooks/index.js';
@@ -50,4 +52,6 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(rewardRoutes, { prefix: '/rewards' });
   await app.register(adminRewardRoutes, { prefix: '/admin/rewards' });
   await app.register(adminGrantRoutes, { prefix: '/admin/grants' });
+  await app.register(questRoutes, { prefix: '/quests' });
+  await app.register(adminQuestRoutes, { prefix: '/admin/quests' });
 }

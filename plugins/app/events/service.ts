@@ -33,6 +33,12 @@ export interface EventConsumer {
   drain(): Promise<number>;
   /** The events appended past the cursor. */
   backlog(): Promise<number>;
+  /**
+   * Drains until every event committed before the call is handled: an event stays unreadable
+   * while any older transaction of the server (of any database on it) is running, so this waits
+   * for those, up to `timeoutMs`. For tests, benchmarks and scripts.
+   */
+  catchUp(timeoutMs?: number): Promise<number>;
 }
 
 /**
@@ -88,6 +94,17 @@ export function createEventsService(db: DatabaseHandle) {
           }
         },
         backlog: () => backlogOf(db.orm, definition.name),
+        async catchUp(timeoutMs = 10_000) {
+          const deadline = Date.now() + timeoutMs;
+          let handled = await consumer.drain();
+          while ((await consumer.backlog()) > 0) {
+            if (Date.now() > deadline)
+              throw new Error(`the ${definition.name} consumer did not catch up in ${timeoutMs} ms`);
+            await new Promise((resolve) => setTimeout(resolve, 10));
+            handled += await consumer.drain();
+          }
+          return handled;
+        },
       };
       consumers.set(definition.name, consumer);
       return consumer;

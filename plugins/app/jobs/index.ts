@@ -61,6 +61,8 @@ export default fp(
       // Orders are settled one Stripe call at a time: a run takes a bounded batch.
       'expire-orders': async () => ({ processed: await fastify.checkout.expireOrders(ORDER_BATCH) }),
       'reconcile-orders': async () => ({ processed: await fastify.checkout.reconcileOrders(ORDER_BATCH) }),
+      // A quest past its end stops counting at once; ending it releases the reward stock it promised.
+      'end-quests': async () => ({ processed: await fastify.quests.endOverdue(BATCH) }),
     };
 
     const jobs: Jobs = {
@@ -112,5 +114,5 @@ export default fp(
       });
     }
   },
-  { name: 'jobs', dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency'] },
+  { name: 'jobs', dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency', 'quests'] },
 );

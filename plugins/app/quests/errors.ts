@@ -1,5 +1,5 @@
 import type { QuestAction, QuestStatus } from '../../../schemas/enums.js';
-import { ConflictError, type ErrorDetail, ValidationError } from '../errors.js';
+import { ConflictError, type ErrorDetail, NotFoundError, ValidationError } from '../errors.js';
 
 /** The errors quests are refused with. */
 
@@ -27,3 +27,33 @@ export const invalidQuest = (details: ErrorDetail[]) =>
       : 'The quest is not valid.',
     details.slice(0, 20),
   );
+
+export const questNotFound = () => new NotFoundError('quest_not_found', 'No quest with this id.');
+
+export const rewardNotInScope = () =>
+  new NotFoundError(
+    'reward_not_found',
+    'No reward with this id in the quest’s scope (a team quest gives its team’s rewards).',
+  );
+
+export const maxCompletionsRequired = () =>
+  new ValidationError(
+    'A reward with packs or collectibles needs maxCompletions: that many are reserved when the quest is published.',
+    [{ path: '/maxCompletions', message: 'required when the reward holds packs or collectibles' }],
+  );
+
+export const questNotCompleted = (period: string) =>
+  new ConflictError('quest_not_completed', `The quest is not completed for the period ${period}.`, [
+    { path: '/period', message: 'not completed' },
+  ]);
+
+export const questNotActive = () =>
+  new ConflictError('quest_not_active', 'The quest has ended: its rewards can no longer be claimed.');
+
+export const questExhausted = () =>
+  new ConflictError('quest_exhausted', 'Every completion this quest can reward has been claimed.');
+
+export const unknownPeriod = (period: string) =>
+  new ValidationError(`The quest has no period ${period}.`, [
+    { path: '/period', message: 'not a period of this quest' },
+  ]);

@@ -62,7 +62,8 @@ const adminRewardRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Rewards'],
         summary: 'A reward',
-        description: "Admins of the reward's scope: a team's reward for its members, a platform reward for platform admins.",
+        description:
+          "Admins of the reward's scope: a team's reward for its members, a platform reward for platform admins.",
         operationId: 'getReward',
         params: RewardParams,
         response: { 200: RewardResponse, ...errorResponses(403, 404) },
