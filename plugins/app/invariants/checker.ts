@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../database/index.js';
 import { EXAMPLES, type Invariant, rows, violations } from './queries.js';
+import { QUEST_INVARIANTS } from './quests.js';
 import { REWARD_INVARIANTS } from './rewards.js';
 
 /**
@@ -213,6 +214,7 @@ export const INVARIANTS: Invariant[] = [
     ),
   },
   ...REWARD_INVARIANTS,
+  ...QUEST_INVARIANTS,
 ];
 
 /** Opens are read in pages: a result holds its whole proof. */
