@@ -19,9 +19,8 @@ export const QUEST_INVARIANTS: Invariant[] = [
   {
     name: "every grant of a quest's source key is a claimed period of that quest",
     check: violations(
-      sql`select g.id, g.source_key from grants g
-          where g.source_key like 'quest:%'
-            and not exists (select 1 from quest_progress p where p.grant_id = g.id)`,
+      sql`select g.id, g.source_key from grants g join quests q on g.source_key like 'quest:' || q.id || ':%'
+          where not exists (select 1 from quest_progress p where p.grant_id = g.id)`,
     ),
   },
   {
