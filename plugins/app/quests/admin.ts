@@ -20,7 +20,7 @@ import type { Database, DatabaseHandle } from '../database/index.js';
 import { pageOf } from '../pagination.js';
 import type { RewardsService } from '../rewards/service.js';
 import type { TeamsService } from '../teams/service.js';
-import { maxCompletionsRequired, questNotFound, rewardNotInScope } from './errors.js';
+import { maxCompletionsRequired, questEndsBeforePublication, questNotFound, rewardNotInScope } from './errors.js';
 import { toQuest } from './mappers.js';
 import { findQuest, insertQuest, listQuests, updateQuest } from './repository.js';
 import { canonicalTimeZone } from './periods.js';
@@ -189,7 +189,10 @@ export function createQuestAdmin({ db, audit, teams, rewards }: QuestAdminDeps) 
             // Every completion it may give is reserved now, or the publication is refused.
             await rewards.promise(tx, { key: promiseKeyOf(id), rewardId: quest.rewardId, count: quest.maxCompletions });
           }
-          return (await updateQuest(tx, id, { status, publishedAt: now, updatedAt: now })) as QuestRow;
+          // Nothing done before the quest went live counts: a start in the past becomes the publication.
+          const startsAt = quest.startsAt < now ? now : quest.startsAt;
+          if (quest.endsAt && quest.endsAt <= startsAt) throw questEndsBeforePublication();
+          return (await updateQuest(tx, id, { status, startsAt, publishedAt: now, updatedAt: now })) as QuestRow;
         }
         if (quest.status === 'active') await releaseStock(tx, quest);
         return (await updateQuest(tx, id, { status, endedAt: now, updatedAt: now })) as QuestRow;

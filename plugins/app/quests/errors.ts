@@ -57,3 +57,8 @@ export const unknownPeriod = (period: string) =>
   new ValidationError(`The quest has no period ${period}.`, [
     { path: '/period', message: 'not a period of this quest' },
   ]);
+
+export const questEndsBeforePublication = () =>
+  new ValidationError('The quest would end before it starts: its endsAt has passed.', [
+    { path: '/endsAt', message: 'in the past: move it later before publishing' },
+  ]);

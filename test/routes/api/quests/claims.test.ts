@@ -13,7 +13,15 @@ import {
   signIn,
   sqlRows,
 } from '../../../support/economy.js';
-import { activeQuest, claim, drainQuests, progressRows } from '../../../support/quests.js';
+import {
+  activeQuest,
+  claim,
+  createQuest,
+  createReward,
+  drainQuests,
+  progressRows,
+  publishQuest,
+} from '../../../support/quests.js';
 
 /**
  * A quest's progress comes from the event log only, and its reward is granted once per period
@@ -136,4 +144,24 @@ t.test('a claim names a period of the quest, and an ended quest gives nothing mo
   expectStatus(late, 409, 'claim after the end');
   t.equal(errorCode(late), 'quest_not_active');
   expectStatus(await claim(app, fan.token, 'no-such-quest'), 404, 'unknown quest');
+});
+
+t.test('what a fan did before the quest was published does not count, even with a start in the past', async (t) => {
+  const app = await buildTestApp(t);
+  const fan = await signIn(app, 'early-fan');
+  const { pack } = await packInStatus(app, 'active', { pack: { price: 0, cardsPerPack: 1 }, pool: [{ quantity: 5 }] });
+  const { id: rewardId } = await createReward(app);
+  const draft = await createQuest(app, {
+    rewardId,
+    startsAt: '2020-01-01T00:00:00.000Z',
+    criteria: { kind: 'count', event: 'purchase.completed', count: 1 },
+  });
+  await buyPack(app, fan, pack.id);
+  const published = await publishQuest(app, draft.id);
+  t.ok(Date.parse(published.startsAt as string) > Date.parse('2026-01-01'), 'the start moved to the publication');
+  await drainQuests(app);
+  t.same(await progressRows(app, draft.id, fan.id), [], 'the purchase before publication is not counted');
+  await buyPack(app, fan, pack.id);
+  await drainQuests(app);
+  t.match(await progressRows(app, draft.id, fan.id), [{ progress: 1 }], 'the one after is');
 });

@@ -8,7 +8,8 @@ import { activeQuest, claim, drainQuests, progressRows } from '../../../support/
 /**
  * Daily periods roll over at local midnight in the quest's frozen time zone, once per day, on the
  * 25-hour and the 23-hour days of daylight saving too. Events are written to the log with the
- * instants to test (the consumer reads the log, whoever wrote it).
+ * instants to test, next year's (a quest counts what happens from its publication; the consumer
+ * reads the log, whoever wrote it).
  */
 
 async function purchaseAt(app: App, userId: string, at: string): Promise<void> {
@@ -24,59 +25,58 @@ const dailyQuest = (app: App, timeZone: string) =>
     criteria: { kind: 'count', event: 'purchase.completed', count: 1 },
     period: 'daily',
     timeZone,
-    startsAt: '2026-01-01T00:00:00.000Z',
   });
 
 const cases = [
   {
     zone: 'Pacific/Auckland',
-    day: '2026-04-05',
+    day: '2027-04-04',
     hours: 25,
     // Local midnight is 11:00Z (NZDT, +13) at the start of the day and 12:00Z (NZST, +12) at its end.
     instants: {
-      before: '2026-04-04T10:59:00Z',
-      first: '2026-04-04T11:01:00Z',
-      last: '2026-04-05T11:59:00Z',
-      after: '2026-04-05T12:01:00Z',
+      before: '2027-04-03T10:59:00Z',
+      first: '2027-04-03T11:01:00Z',
+      last: '2027-04-04T11:59:00Z',
+      after: '2027-04-04T12:01:00Z',
     },
-    periods: ['2026-04-04', '2026-04-05', '2026-04-06'],
+    periods: ['2027-04-03', '2027-04-04', '2027-04-05'],
   },
   {
     zone: 'Pacific/Auckland',
-    day: '2026-09-27',
+    day: '2027-09-26',
     hours: 23,
     instants: {
-      before: '2026-09-26T11:59:00Z',
-      first: '2026-09-26T12:01:00Z',
-      last: '2026-09-27T10:59:00Z',
-      after: '2026-09-27T11:01:00Z',
+      before: '2027-09-25T11:59:00Z',
+      first: '2027-09-25T12:01:00Z',
+      last: '2027-09-26T10:59:00Z',
+      after: '2027-09-26T11:01:00Z',
     },
-    periods: ['2026-09-26', '2026-09-27', '2026-09-28'],
+    periods: ['2027-09-25', '2027-09-26', '2027-09-27'],
   },
   {
     zone: 'America/Los_Angeles',
-    day: '2026-11-01',
+    day: '2027-11-07',
     hours: 25,
     // Local midnight is 07:00Z (PDT, -7) at the start and 08:00Z (PST, -8) at the end.
     instants: {
-      before: '2026-11-01T06:59:00Z',
-      first: '2026-11-01T07:01:00Z',
-      last: '2026-11-02T07:59:00Z',
-      after: '2026-11-02T08:01:00Z',
+      before: '2027-11-07T06:59:00Z',
+      first: '2027-11-07T07:01:00Z',
+      last: '2027-11-08T07:59:00Z',
+      after: '2027-11-08T08:01:00Z',
     },
-    periods: ['2026-10-31', '2026-11-01', '2026-11-02'],
+    periods: ['2027-11-06', '2027-11-07', '2027-11-08'],
   },
   {
     zone: 'America/Los_Angeles',
-    day: '2026-03-08',
+    day: '2027-03-14',
     hours: 23,
     instants: {
-      before: '2026-03-08T07:59:00Z',
-      first: '2026-03-08T08:01:00Z',
-      last: '2026-03-09T06:59:00Z',
-      after: '2026-03-09T07:01:00Z',
+      before: '2027-03-14T07:59:00Z',
+      first: '2027-03-14T08:01:00Z',
+      last: '2027-03-15T06:59:00Z',
+      after: '2027-03-15T07:01:00Z',
     },
-    periods: ['2026-03-07', '2026-03-08', '2026-03-09'],
+    periods: ['2027-03-13', '2027-03-14', '2027-03-15'],
   },
 ];
 
@@ -108,7 +108,7 @@ for (const { zone, day, hours, instants, periods } of cases) {
     const next = await claim(app, fan.token, quest.id, { period: periods[2] as string });
     expectStatus(next, 201, 'the next day is another period');
     t.not(next.json().data.grantId, first.json().data.grantId);
-    const missing = await claim(app, fan.token, quest.id, { period: '2026-06-15' });
+    const missing = await claim(app, fan.token, quest.id, { period: '2027-06-15' });
     t.equal(errorCode(missing), 'quest_not_completed', 'a day without an event gives nothing');
   });
 }
@@ -118,14 +118,14 @@ t.test('one instant is a different day in Auckland and in Los Angeles', async (t
   const fan = await signIn(app, 'fan-two-zones');
   const auckland = await dailyQuest(app, 'Pacific/Auckland');
   const losAngeles = await dailyQuest(app, 'America/Los_Angeles');
-  await purchaseAt(app, fan.id, '2026-11-26T20:00:00Z');
+  await purchaseAt(app, fan.id, '2027-01-10T20:00:00Z');
   await drainQuests(app);
   t.same(
     (await progressRows(app, auckland.id, fan.id)).map((row) => row.period),
-    ['2026-11-27'],
+    ['2027-01-11'],
   );
   t.same(
     (await progressRows(app, losAngeles.id, fan.id)).map((row) => row.period),
-    ['2026-11-26'],
+    ['2027-01-10'],
   );
 });

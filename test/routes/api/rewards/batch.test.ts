@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import t from 'tap';
-import { buildTestApp } from '../../support/app.js';
-import { packInStatus } from '../../support/catalog.js';
-import { assertNoViolations, sqlRows } from '../../support/economy.js';
-import { adminGrantRequest, createReward } from '../../support/rewards.js';
+import { buildTestApp } from '../../../support/app.js';
+import { packInStatus } from '../../../support/catalog.js';
+import { assertNoViolations, sqlRows } from '../../../support/economy.js';
+import { adminGrantRequest, createReward } from '../../../support/rewards.js';
 
 /** The largest admin grant: 1000 users in one request, and its repeat creating nothing. */
 

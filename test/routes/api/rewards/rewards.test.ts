@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import t from 'tap';
-import { bearer, buildTestApp } from '../../support/app.js';
-import { ADMIN, createCollectible, FAN, getAdminPack, packInStatus } from '../../support/catalog.js';
-import { assertNoViolations, balance, signIn, sqlRows } from '../../support/economy.js';
-import { adminGrantRequest, createReward, createRewardRequest, revokeRequest } from '../../support/rewards.js';
-import { codeOf, staffedTeam } from '../../support/teams.js';
+import { bearer, buildTestApp } from '../../../support/app.js';
+import { ADMIN, createCollectible, FAN, getAdminPack, packInStatus } from '../../../support/catalog.js';
+import { assertNoViolations, balance, signIn, sqlRows } from '../../../support/economy.js';
+import { adminGrantRequest, createReward, createRewardRequest, revokeRequest } from '../../../support/rewards.js';
+import { codeOf, staffedTeam } from '../../../support/teams.js';
 
 /**
  * The rewards API: admins of a scope create rewards of their own catalog and grant them once per
