@@ -203,7 +203,7 @@ export function createQuestAdmin({ db, audit, teams, rewards }: QuestAdminDeps) 
     async endOverdue(id: string): Promise<boolean> {
       return db.transaction(async (tx) => {
         const quest = await findQuest(tx, id, { lock: true });
-        if (!quest || quest.status !== 'active' || !quest.endsAt || quest.endsAt > new Date()) return false;
+        if (quest?.status !== 'active' || !quest.endsAt || quest.endsAt > new Date()) return false;
         await releaseStock(tx, quest);
         await updateQuest(tx, id, { status: 'ended', endedAt: new Date(), updatedAt: new Date() });
         return true;
