@@ -202,8 +202,11 @@ async function openingRate(withQuests: boolean, root: string | undefined): Promi
 const lags = await measureLag();
 const withLog: number[] = [];
 const without: number[] = [];
+const appendOnly: number[] = [];
 for (let round = 0; round < rounds; round++) {
   without.push(await openingRate(false, values.baseline));
+  // With a baseline, the middle step too: the log appended, no consumer (what each part costs).
+  if (values.baseline) appendOnly.push(await openingRate(false, undefined));
   withLog.push(await openingRate(true, undefined));
 }
 const ratio = median(withLog) / median(without);
@@ -216,6 +219,8 @@ console.log(
 console.log(
   `\nopens/s, ${fanCount} fans × ${packsEach} packs at once: ${values.baseline ? `before the event log (${values.baseline})` : 'consumers off, no quest'} ${without.map((n) => n.toFixed(0)).join(', ')}; event log + quests consumer ${withLog.map((n) => n.toFixed(0)).join(', ')}`,
 );
+if (appendOnly.length > 0)
+  console.log(`event log appended, consumers off and no quest: ${appendOnly.map((n) => n.toFixed(0)).join(', ')}`);
 console.log(
   `ratio of medians: ${ratio.toFixed(2)} (bar 0.9); lag p99 ${percentile(lags, 99).toFixed(0)} ms (bar 1000)`,
 );

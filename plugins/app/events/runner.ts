@@ -5,6 +5,11 @@ import type { EventConsumer } from './service.js';
 export const POLL_MS = 1000;
 /** Batches one wake handles before letting the timers and other work in. */
 const MAX_BATCHES_PER_WAKE = 50;
+/**
+ * The least time between two runs: wakes meanwhile (a NOTIFY per committed change) are gathered
+ * into one run. Under a crowd, one batch of many events costs far less than many runs of a few.
+ */
+export const MIN_RUN_GAP_MS = 200;
 
 /**
  * Runs a consumer in the background: woken by `wake()` (a NOTIFY, the poll), one run at a time in
@@ -15,6 +20,8 @@ export function runInBackground(consumer: EventConsumer, log: FastifyBaseLogger)
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  let lastRunEnded = 0;
+  let gathering: NodeJS.Timeout | undefined;
 
   async function work(): Promise<void> {
     for (let batch = 0; batch < MAX_BATCHES_PER_WAKE && !stopped; batch++) {
@@ -31,15 +38,24 @@ export function runInBackground(consumer: EventConsumer, log: FastifyBaseLogger)
       again = true;
       return;
     }
+    const wait = lastRunEnded + MIN_RUN_GAP_MS - Date.now();
+    if (wait > 0) {
+      gathering ??= setTimeout(() => {
+        gathering = undefined;
+        wake();
+      }, wait);
+      return;
+    }
     running = work()
       .catch((error) =>
         log.warn({ err: error, consumer: consumer.name }, 'an event consumer run failed; the next wake retries'),
       )
       .finally(() => {
         running = undefined;
+        lastRunEnded = Date.now();
         if (again) {
           again = false;
-          setImmediate(wake);
+          wake();
         }
       });
   };
@@ -51,6 +67,7 @@ export function runInBackground(consumer: EventConsumer, log: FastifyBaseLogger)
     async stop() {
       stopped = true;
       clearInterval(poll);
+      clearTimeout(gathering);
       await running;
     },
   };

@@ -4,7 +4,7 @@ import type { Database, DatabaseHandle } from '../database/index.js';
 import { appendEvents, backlogOf, ensureCursor, eventsAfter, lockCursor, moveCursor } from './repository.js';
 
 /** Events one consumer transaction reads and handles at most. */
-export const DEFAULT_BATCH = 200;
+export const DEFAULT_BATCH = 500;
 
 const dataChecks = new Map<string, ReturnType<typeof TypeCompiler.Compile>>(
   Object.entries(EVENT_DATA).map(([type, schema]) => [type, TypeCompiler.Compile(schema)]),

@@ -98,40 +98,62 @@ export interface ProgressKey {
 /** The progress rows of `keys` that exist, locked until the transaction ends, in one order. */
 export async function lockProgress(tx: Database, keys: readonly ProgressKey[]): Promise<QuestProgressRow[]> {
   if (keys.length === 0) return [];
-  return tx
-    .select()
-    .from(questProgress)
-    .where(
-      or(
-        ...keys.map((key) =>
-          and(
-            eq(questProgress.questId, key.questId),
-            eq(questProgress.userId, key.userId),
-            eq(questProgress.period, key.period),
-          ),
-        ),
-      ),
-    )
-    .orderBy(questProgress.questId, questProgress.userId, questProgress.period)
-    .for('update');
+  const rows = rowsOf<{
+    quest_id: string;
+    user_id: string;
+    period: string;
+    state: unknown;
+    progress: number;
+    target: number;
+    completed_at: string | Date | null;
+    claimed_at: string | Date | null;
+    grant_id: string | null;
+    updated_at: string | Date;
+  }>(
+    await tx.execute(sql`
+      select p.* from quest_progress p
+      join unnest(${sql.param(keys.map((key) => key.questId))}::text[], ${sql.param(keys.map((key) => key.userId))}::text[],
+                  ${sql.param(keys.map((key) => key.period))}::text[]) as k(quest_id, user_id, period)
+        on p.quest_id = k.quest_id and p.user_id = k.user_id and p.period = k.period
+      order by p.quest_id, p.user_id, p.period
+      for update of p`),
+  );
+  const date = (value: string | Date | null) => (value === null ? null : new Date(value));
+  return rows.map((row) => ({
+    questId: row.quest_id,
+    userId: row.user_id,
+    period: row.period,
+    state: row.state,
+    progress: row.progress,
+    target: row.target,
+    completedAt: date(row.completed_at),
+    claimedAt: date(row.claimed_at),
+    grantId: row.grant_id,
+    updatedAt: new Date(row.updated_at),
+  }));
 }
 
 /** Writes progress rows (new or changed) in one statement. */
 export async function saveProgress(tx: Database, rows: readonly QuestProgressRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx
-    .insert(questProgress)
-    .values([...rows])
-    .onConflictDoUpdate({
-      target: [questProgress.questId, questProgress.userId, questProgress.period],
-      set: {
-        state: sql`excluded.state`,
-        progress: sql`excluded.progress`,
-        target: sql`excluded.target`,
-        completedAt: sql`excluded.completed_at`,
-        updatedAt: sql`excluded.updated_at`,
-      },
-    });
+  const written = rows.map((row) => ({
+    quest_id: row.questId,
+    user_id: row.userId,
+    period: row.period,
+    state: row.state,
+    progress: row.progress,
+    target: row.target,
+    completed_at: row.completedAt,
+    updated_at: row.updatedAt,
+  }));
+  await tx.execute(sql`
+    insert into quest_progress (quest_id, user_id, period, state, progress, target, completed_at, updated_at)
+    select r.quest_id, r.user_id, r.period, r.state, r.progress, r.target, r.completed_at, r.updated_at
+    from jsonb_to_recordset(${JSON.stringify(written)}::jsonb)
+      as r(quest_id text, user_id text, period text, state jsonb, progress integer, target integer, completed_at timestamptz, updated_at timestamptz)
+    on conflict (quest_id, user_id, period) do update set
+      state = excluded.state, progress = excluded.progress, target = excluded.target,
+      completed_at = excluded.completed_at, updated_at = excluded.updated_at`);
 }
 
 /** A fan's progress rows of the quests named, for the periods named (the current ones). */
