@@ -9,10 +9,10 @@ import { rowsOf } from '../rows.js';
 export const EVENTS_CHANNEL = 'domain_events';
 
 /**
- * Appends events in one statement, with a NOTIFY delivered when (and only if) the transaction
- * commits; PostgreSQL folds the NOTIFYs of one transaction into one.
+ * Appends events in one statement; with `notify`, a NOTIFY delivered when (and only if) the
+ * transaction commits (PostgreSQL folds the NOTIFYs of one transaction into one).
  */
-export async function appendEvents(tx: Database, events: readonly NewEvent[]): Promise<void> {
+export async function appendEvents(tx: Database, events: readonly NewEvent[], notify: boolean): Promise<void> {
   const rows = events.map((event) => ({
     type: event.type,
     user_id: event.userId ?? null,
@@ -20,13 +20,26 @@ export async function appendEvents(tx: Database, events: readonly NewEvent[]): P
     subject: event.subject,
     data: event.data,
   }));
-  await tx.execute(sql`
+  const json = JSON.stringify(rows);
+  await tx.execute(
+    notify
+      ? sql`
     with appended as (
       insert into events (type, user_id, team_id, subject, data)
       select e.type, e.user_id, e.team_id, e.subject, e.data
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as e(type text, user_id text, team_id text, subject text, data jsonb)
+      from jsonb_to_recordset(${json}::jsonb) as e(type text, user_id text, team_id text, subject text, data jsonb)
       returning 1)
-    select pg_notify(${EVENTS_CHANNEL}, '') from (select 1 from appended limit 1) as any_appended`);
+    select pg_notify(${EVENTS_CHANNEL}, '') from (select 1 from appended limit 1) as any_appended`
+      : sql`
+    insert into events (type, user_id, team_id, subject, data)
+    select e.type, e.user_id, e.team_id, e.subject, e.data
+    from jsonb_to_recordset(${json}::jsonb) as e(type text, user_id text, team_id text, subject text, data jsonb)`,
+  );
+}
+
+/** A NOTIFY of its own, outside any change's transaction. */
+export async function notifyConsumers(db: Database): Promise<void> {
+  await db.execute(sql`select pg_notify(${EVENTS_CHANNEL}, '')`);
 }
 
 export interface Cursor {

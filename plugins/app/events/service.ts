@@ -1,7 +1,18 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type DomainEvent, EVENT_DATA, type NewEvent } from '../../../schemas/events.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
-import { appendEvents, backlogOf, ensureCursor, eventsAfter, lockCursor, moveCursor } from './repository.js';
+import {
+  appendEvents,
+  backlogOf,
+  ensureCursor,
+  eventsAfter,
+  lockCursor,
+  moveCursor,
+  notifyConsumers,
+} from './repository.js';
+
+/** Under a crowd, at most one change this often notifies the consumers in its own transaction. */
+const NOTIFY_GAP_MS = 50;
 
 /** Events one consumer transaction reads and handles at most. */
 export const DEFAULT_BATCH = 500;
@@ -47,6 +58,28 @@ export interface EventConsumer {
  */
 export function createEventsService(db: DatabaseHandle) {
   const consumers = new Map<string, EventConsumer>();
+  /**
+   * A NOTIFY in a transaction serializes its commit with every other notifying commit on the
+   * server (a global lock held through the commit's WAL flush). Under a crowd, one transaction in
+   * NOTIFY_GAP_MS notifies in itself; the others leave it to one NOTIFY sent on its own just after,
+   * which wakes the consumers once they have committed (and the consumers' poll is the last resort).
+   */
+  let lastNotified = 0;
+  let deferred: NodeJS.Timeout | undefined;
+  const shouldNotify = (): boolean => {
+    const now = Date.now();
+    if (now - lastNotified >= NOTIFY_GAP_MS) {
+      lastNotified = now;
+      return true;
+    }
+    deferred ??= setTimeout(() => {
+      deferred = undefined;
+      lastNotified = Date.now();
+      notifyConsumers(db.orm).catch(() => {});
+    }, NOTIFY_GAP_MS);
+    deferred.unref();
+    return false;
+  };
   return {
     /** Appends events in the caller's transaction; their data must match their type's schema. */
     async append(tx: Database, ...events: NewEvent[]): Promise<void> {
@@ -58,7 +91,7 @@ export function createEventsService(db: DatabaseHandle) {
           throw new Error(`a ${event.type} event with invalid data: ${problem?.path} ${problem?.message}`);
         }
       }
-      await appendEvents(tx, events);
+      await appendEvents(tx, events, shouldNotify());
     },
 
     /** Defines a consumer; the plugin runs every defined consumer in the background (EVENT_CONSUMERS). */
