@@ -34,11 +34,12 @@ export const TeamRole = StringEnum(TEAM_ROLES, {
 });
 
 /** What an audit log row is about. */
-export const AUDIT_TARGET_TYPES = ['pack', 'collectible', 'team', 'team_member', 'quest'] as const;
+export const AUDIT_TARGET_TYPES = ['pack', 'collectible', 'team', 'team_member', 'quest', 'reward', 'grant'] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 export const AuditTargetType = StringEnum(AUDIT_TARGET_TYPES, {
   $id: 'AuditTargetType',
-  description: 'What the audit row is about: a pack (or its pool), a collectible, a team, a membership or a quest',
+  description:
+    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin) or a grant (revoked)',
 });
 
 export const USER_ROLES = ['user', 'admin'] as const;

@@ -19,8 +19,9 @@ export default fp(
         teams: fastify.teams,
         users: fastify.users,
         events: fastify.events,
+        audit: fastify.audit,
       }),
     );
   },
-  { name: 'rewards', dependencies: ['db', 'wallets', 'purchases', 'teams', 'users', 'events'] },
+  { name: 'rewards', dependencies: ['db', 'wallets', 'purchases', 'teams', 'users', 'events', 'audit'] },
 );

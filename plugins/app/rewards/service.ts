@@ -19,6 +19,7 @@ import {
   teamNotFound,
 } from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
+import type { AuditService } from '../audit/service.js';
 import type { EventsService } from '../events/service.js';
 import { collectibleNotFound } from '../collectibles/errors.js';
 import { packNotFound } from '../packs/errors.js';
@@ -90,8 +91,9 @@ export function createRewardsService(deps: {
   teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
   users: Pick<UsersService, 'ensureExists'>;
   events: Pick<EventsService, 'append'>;
+  audit: Pick<AuditService, 'record'>;
 }) {
-  const { db, wallets, teams, events } = deps;
+  const { db, wallets, teams, events, audit } = deps;
   const engine = createGrantEngine(deps);
 
   /** The reward as the caller may see it, for `action` on it: 404 when it may not even read it. */
@@ -150,14 +152,29 @@ export function createRewardsService(deps: {
           );
           if (!inScope(teamId, owner)) throw scopeMismatch(`/collectibles/${index}/collectibleId`, 'collectibles');
         }
-        return insertReward(tx, {
+        const now = new Date();
+        const created = await insertReward(tx, {
           id: randomUUID(),
           teamId,
           name: body.name,
           ...bundle,
           createdBy: principal.id,
-          createdAt: new Date(),
+          createdAt: now,
         });
+        await audit.record(
+          tx,
+          {
+            actorId: principal.id,
+            action: 'reward.create',
+            targetType: 'reward',
+            targetId: created.id,
+            teamId,
+            before: null,
+            after: toReward(created),
+          },
+          now,
+        );
+        return created;
       });
       return toReward(row);
     },
@@ -200,6 +217,23 @@ export function createRewardsService(deps: {
           })),
         );
         const outcomes: GrantOutcome[] = granted.map(({ grant, created }) => ({ created, grant: toGrant(grant) }));
+        const made = outcomes.filter((outcome) => outcome.created).map((outcome) => outcome.grant.id);
+        // One row per call that gave something: the grants themselves name the key, the reason and the admin.
+        if (made.length > 0) {
+          await audit.record(
+            tx,
+            {
+              actorId: principal.id,
+              action: 'reward.grant',
+              targetType: 'reward',
+              targetId: reward.id,
+              teamId: reward.teamId,
+              before: null,
+              after: { key: body.key, reason: body.reason, granted: made.length, grantIds: made.slice(0, 100) },
+            },
+            new Date(),
+          );
+        }
         return outcomes;
       });
     },
@@ -251,7 +285,7 @@ export function createRewardsService(deps: {
           subject: grant.id,
           data: { grantId: grant.id, coinsTakenBack: take, coinsUncollected: uncollected },
         });
-        return updateGrant(tx, grant.id, {
+        const revoked = await updateGrant(tx, grant.id, {
           status: 'revoked',
           revokedAt: now,
           revokedBy: principal.id,
@@ -262,6 +296,20 @@ export function createRewardsService(deps: {
           packsKept: packs.kept,
           collectiblesKept: await countGrantPulls(tx, grant.id),
         });
+        await audit.record(
+          tx,
+          {
+            actorId: principal.id,
+            action: 'grant.revoke',
+            targetType: 'grant',
+            targetId: grant.id,
+            teamId: reward.teamId,
+            before: toGrant(grant),
+            after: toGrant(revoked),
+          },
+          now,
+        );
+        return revoked;
       });
       return toGrant(row);
     },
