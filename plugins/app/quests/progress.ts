@@ -49,21 +49,26 @@ export async function applyEvents(
   }
   if (matches.length === 0) return;
 
+  const uniqueKeys = new Map(matches.map(({ key }) => [keyOf(key), key]));
+  const rows = new Map((await lockProgress(tx, [...uniqueKeys.values()])).map((row) => [keyOf(row), row]));
+  // A completed period is final: later events of it change nothing, so they are neither counted nor written.
+  const open = matches.filter(({ key }) => !rows.get(keyOf(key))?.completedAt);
+  if (open.length === 0) return;
   const fresh = await markCounted(
     tx,
-    matches.map(({ key, event }) => ({ questId: key.questId, userId: key.userId, eventId: Number(event.id) })),
+    open.map(({ key, event }) => ({ questId: key.questId, userId: key.userId, eventId: Number(event.id) })),
   );
-  const counting = matches.filter(({ key, event }) => fresh.has(`${key.questId}|${key.userId}|${event.id}`));
+  const counting = open.filter(({ key, event }) => fresh.has(`${key.questId}|${key.userId}|${event.id}`));
   if (counting.length === 0) return;
 
-  const uniqueKeys = new Map(counting.map(({ key }) => [keyOf(key), key]));
-  const rows = new Map((await lockProgress(tx, [...uniqueKeys.values()])).map((row) => [keyOf(row), row]));
   const changed = new Map<string, QuestProgressRow>();
   const completed: NewEvent[] = [];
   const now = new Date();
   for (const { quest, event, key } of counting) {
     const criteria = criteriaOf(quest);
     const id = keyOf(key);
+    // Completed by an earlier event of this batch: final too.
+    if (changed.get(id)?.completedAt) continue;
     const row: QuestProgressRow = changed.get(id) ??
       rows.get(id) ?? {
         ...key,
