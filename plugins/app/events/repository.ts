@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DomainEvent, NewEvent } from '../../../schemas/events.js';
 import type { Database } from '../database/index.js';
-import { rowsOf } from '../rows.js';
+import { jsonb, rowsOf } from '../rows.js';
 
 /** SQL of the event log and its consumers' cursors. Writes run inside the caller's transaction. */
 
@@ -20,20 +20,15 @@ export async function appendEvents(tx: Database, events: readonly NewEvent[], no
     subject: event.subject,
     data: event.data,
   }));
-  const json = JSON.stringify(rows);
-  await tx.execute(
-    notify
-      ? sql`
-    with appended as (
-      insert into events (type, user_id, team_id, subject, data)
-      select e.type, e.user_id, e.team_id, e.subject, e.data
-      from jsonb_to_recordset(${json}::jsonb) as e(type text, user_id text, team_id text, subject text, data jsonb)
-      returning 1)
-    select pg_notify(${EVENTS_CHANNEL}, '') from (select 1 from appended limit 1) as any_appended`
-      : sql`
+  const insert = sql`
     insert into events (type, user_id, team_id, subject, data)
     select e.type, e.user_id, e.team_id, e.subject, e.data
-    from jsonb_to_recordset(${json}::jsonb) as e(type text, user_id text, team_id text, subject text, data jsonb)`,
+    from jsonb_to_recordset(${jsonb(rows)}) as e(type text, user_id text, team_id text, subject text, data jsonb)`;
+  await tx.execute(
+    notify
+      ? sql`with appended as (${insert} returning 1)
+            select pg_notify(${EVENTS_CHANNEL}, '') from (select 1 from appended limit 1) as any_appended`
+      : insert,
   );
 }
 

@@ -4,7 +4,7 @@ import type { PublicCollectible } from '../../../schemas/collectibles.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { OpenResult } from '../../../schemas/purchases.js';
 import type { Database } from '../database/index.js';
-import { rowsOf } from '../rows.js';
+import { jsonb, rowsOf } from '../rows.js';
 import type { SerialBlock } from '../packs/draw.js';
 
 /**
@@ -123,8 +123,6 @@ export interface OpenWrites {
   opens: { userId: string; result: OpenResult }[];
 }
 
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-
 /**
  * Locks the rows an open's write will update in more than one pack's opens (the collectibles
  * drawn, the owners), in one order, so two opens of packs sharing collectibles or owners never
@@ -175,7 +173,7 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
   );
   const rows = rowsOf<{ pool: number; states: number; pulls: number; owned: number }>(
     await tx.execute(sql`
-      with takes as (select * from jsonb_to_recordset(${json(takes)}) as t(collectible_id text, n integer)),
+      with takes as (select * from jsonb_to_recordset(${jsonb(takes)}) as t(collectible_id text, n integer)),
       pool as (
         update pack_pool_entries e set remaining = e.remaining - t.n from takes t
         where e.pack_id = ${write.packId} and e.collectible_id = t.collectible_id returning 1),
@@ -190,7 +188,7 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
       moved as (
         insert into serial_moves (pack_id, collectible_id, place, serial_number)
         select ${write.packId}, x.collectible_id, x.place, x.serial_number
-        from jsonb_to_recordset(${json(set)}) as x(collectible_id text, place integer, serial_number integer)
+        from jsonb_to_recordset(${jsonb(set)}) as x(collectible_id text, place integer, serial_number integer)
         on conflict (pack_id, collectible_id, place) do update set serial_number = excluded.serial_number returning 1),
       scored as (
         update users u set score = least(u.score::bigint + s.points, 2147483647)::integer
@@ -199,11 +197,11 @@ export async function writeOpens(tx: Database, write: OpenWrites): Promise<void>
       stored as (
         insert into pack_opens (user_pack_id, user_id, pack_id, result, created_at)
         select o.user_pack_id, o.user_id, ${write.packId}, o.result, ${write.openedAt}
-        from jsonb_to_recordset(${json(stored)}) as o(user_pack_id text, user_id text, result jsonb) returning 1),
+        from jsonb_to_recordset(${jsonb(stored)}) as o(user_pack_id text, user_id text, result jsonb) returning 1),
       pulled as (
         insert into pulls (id, user_id, user_pack_id, pack_id, collectible_id, draw_index, serial_number, created_at)
         select p.id, p.user_id, p.user_pack_id, ${write.packId}, p.collectible_id, p.draw_index, p.serial_number, ${write.openedAt}
-        from jsonb_to_recordset(${json(pulled)}) as p(id text, user_id text, user_pack_id text, collectible_id text, draw_index integer, serial_number integer)
+        from jsonb_to_recordset(${jsonb(pulled)}) as p(id text, user_id text, user_pack_id text, collectible_id text, draw_index integer, serial_number integer)
         returning 1),
       owned as (
         update user_packs set opened_at = ${write.openedAt} where id = any(${sql.param(stored.map((open) => open.user_pack_id))}::text[]) returning 1)

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { PackStatus, PurchaseStatus } from '../../../schemas/enums.js';
 import type { Database } from '../database/index.js';
-import { rowsOf } from '../rows.js';
-import { databaseNow, dueForReclaim, textArray } from './reservations-repository.js';
+import { jsonb, rowsOf, textArray } from '../rows.js';
+import { databaseNow, dueForReclaim } from './reservations-repository.js';
 
 /**
  * SQL of purchases and owned packs. Writes run inside the caller's transaction.
@@ -18,8 +18,6 @@ import { databaseNow, dueForReclaim, textArray } from './reservations-repository
  * pack's row last (completes, cancels), and reclaiming skips purchase rows another transaction
  * holds: no two of them wait for each other the wrong way round.
  */
-
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /** A pack's sales under its row lock: what a start needs to decide. */
 export interface LockedSales {
@@ -139,7 +137,7 @@ export async function writeReservations(
         insert into purchases (id, user_id, pack_id, status, price, server_seed, server_seed_hash, created_at, expires_at)
         select r.id, r.user_id, ${write.packId}, 'pending', ${write.price}, r.server_seed, r.server_seed_hash,
                statement_timestamp(), statement_timestamp() + ${write.ttlMs} * interval '1 millisecond'
-        from jsonb_to_recordset(${json(rows)}) as r(id text, user_id text, server_seed text, server_seed_hash text)
+        from jsonb_to_recordset(${jsonb(rows)}) as r(id text, user_id text, server_seed text, server_seed_hash text)
         returning 1),
       counted as (
         update packs set reserved = reserved + (select count(*) from inserted) - (select count(*) from reclaimed) where id = ${write.packId} returning 1)
@@ -281,7 +279,7 @@ export async function writeCompletions(
   }));
   const [row] = rowsOf<{ completed: number; owned: number; counted: number; team_id: string | null }>(
     await tx.execute(sql`
-      with completing as (select * from jsonb_to_recordset(${json(completions)}) as c(purchase_id text, user_id text, client_seed text, user_pack_id text)),
+      with completing as (select * from jsonb_to_recordset(${jsonb(completions)}) as c(purchase_id text, user_id text, client_seed text, user_pack_id text)),
       completed as (
         update purchases p set status = 'completed', completed_at = ${write.at}, client_seed = c.client_seed
         from completing c where p.id = c.purchase_id returning 1),

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database/index.js';
-import { rowsOf } from '../rows.js';
+import { rowsOf, textArray } from '../rows.js';
 
 /**
  * SQL of reservations: the live count of each pack, and reclaiming the expired ones (marked
@@ -13,8 +13,6 @@ import { rowsOf } from '../rows.js';
  * instances whose clocks disagree never count one reservation differently.
  */
 export const databaseNow = sql`clock_timestamp()`;
-
-export const textArray = (values: readonly string[]) => sql`${sql.param(values)}::text[]`;
 
 /** Live reservations of each pack: the kept count, less the expired ones not reclaimed yet (found through the pending index by expiry). */
 export async function reservedByPack(db: Database, packIds: string[]): Promise<Map<string, number>> {

@@ -3,7 +3,7 @@ import { type QuestProgressRow, type QuestRow, questProgress, quests } from '../
 import type { QuestStatus } from '../../../schemas/enums.js';
 import type { Database } from '../database/index.js';
 import { afterCursor, type PageRequest, toPage } from '../pagination.js';
-import { rowsOf } from '../rows.js';
+import { jsonb, rowsOf, textArray } from '../rows.js';
 
 /** SQL of quests, their progress and claims. Writes run inside the caller's transaction. */
 
@@ -81,7 +81,7 @@ export async function markCounted(tx: Database, counted: readonly CountedEvent[]
     await tx.execute(sql`
       insert into quest_events_counted (quest_id, user_id, event_id)
       select c.quest_id, c.user_id, c.event_id
-      from jsonb_to_recordset(${JSON.stringify(counted.map((c) => ({ quest_id: c.questId, user_id: c.userId, event_id: c.eventId })))}::jsonb)
+      from jsonb_to_recordset(${jsonb(counted.map((c) => ({ quest_id: c.questId, user_id: c.userId, event_id: c.eventId })))})
         as c(quest_id text, user_id text, event_id bigint)
       on conflict do nothing
       returning quest_id, user_id, event_id::text`),
@@ -112,8 +112,8 @@ export async function lockProgress(tx: Database, keys: readonly ProgressKey[]): 
   }>(
     await tx.execute(sql`
       select p.* from quest_progress p
-      join unnest(${sql.param(keys.map((key) => key.questId))}::text[], ${sql.param(keys.map((key) => key.userId))}::text[],
-                  ${sql.param(keys.map((key) => key.period))}::text[]) as k(quest_id, user_id, period)
+      join unnest(${textArray(keys.map((key) => key.questId))}, ${textArray(keys.map((key) => key.userId))},
+                  ${textArray(keys.map((key) => key.period))}) as k(quest_id, user_id, period)
         on p.quest_id = k.quest_id and p.user_id = k.user_id and p.period = k.period
       order by p.quest_id, p.user_id, p.period
       for update of p`),
@@ -149,7 +149,7 @@ export async function saveProgress(tx: Database, rows: readonly QuestProgressRow
   await tx.execute(sql`
     insert into quest_progress (quest_id, user_id, period, state, progress, target, completed_at, updated_at)
     select r.quest_id, r.user_id, r.period, r.state, r.progress, r.target, r.completed_at, r.updated_at
-    from jsonb_to_recordset(${JSON.stringify(written)}::jsonb)
+    from jsonb_to_recordset(${jsonb(written)})
       as r(quest_id text, user_id text, period text, state jsonb, progress integer, target integer, completed_at timestamptz, updated_at timestamptz)
     on conflict (quest_id, user_id, period) do update set
       state = excluded.state, progress = excluded.progress, target = excluded.target,
@@ -188,18 +188,8 @@ export async function latestUnclaimed(db: Database, questId: string, userId: str
   return row?.period;
 }
 
-export async function lockOneProgress(tx: Database, key: ProgressKey) {
-  const [row] = await tx
-    .select()
-    .from(questProgress)
-    .where(
-      and(
-        eq(questProgress.questId, key.questId),
-        eq(questProgress.userId, key.userId),
-        eq(questProgress.period, key.period),
-      ),
-    )
-    .for('update');
+export async function lockOneProgress(tx: Database, key: ProgressKey): Promise<QuestProgressRow | undefined> {
+  const [row] = await lockProgress(tx, [key]);
   return row;
 }
 
@@ -216,13 +206,17 @@ export async function markClaimed(tx: Database, key: ProgressKey, grantId: strin
     );
 }
 
-/** Counts one claim, unless the quest has given all it may: answers whether it was counted. */
+/** Counts one claim of an active quest that has not given all it may: answers whether it was counted. */
 export async function countCompletion(tx: Database, questId: string): Promise<boolean> {
   const [row] = await tx
     .update(quests)
     .set({ completions: sql`${quests.completions} + 1` })
     .where(
-      and(eq(quests.id, questId), or(isNull(quests.maxCompletions), gt(quests.maxCompletions, quests.completions))),
+      and(
+        eq(quests.id, questId),
+        eq(quests.status, 'active'),
+        or(isNull(quests.maxCompletions), gt(quests.maxCompletions, quests.completions)),
+      ),
     )
     .returning({ id: quests.id });
   return row !== undefined;

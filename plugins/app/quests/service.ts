@@ -59,24 +59,24 @@ export function createQuestsService({
      * impossible whatever happens. Answers the grant and whether this call made it.
      */
     async claim(userId: string, id: string, body: ClaimQuestBody): Promise<QuestClaim> {
-      const quest = await findQuest(db.orm, id);
-      if (!quest || quest.status === 'draft') throw questNotFound();
-      if (body.period !== undefined && !periodByKey(body.period, quest.period, quest.timeZone))
-        throw unknownPeriod(body.period);
-      const period =
-        body.period ??
-        (await latestUnclaimed(db.orm, id, userId)) ??
-        periodOf(new Date(), quest.period, quest.timeZone).key;
       return db.transaction(async (tx) => {
+        const quest = await findQuest(tx, id);
+        if (!quest || quest.status === 'draft') throw questNotFound();
+        if (body.period !== undefined && !periodByKey(body.period, quest.period, quest.timeZone))
+          throw unknownPeriod(body.period);
+        const period =
+          body.period ??
+          (await latestUnclaimed(tx, id, userId)) ??
+          periodOf(new Date(), quest.period, quest.timeZone).key;
         const key = { questId: id, userId, period };
         const progress = await lockOneProgress(tx, key);
         if (progress?.grantId) {
           return { questId: id, period, grantId: progress.grantId, created: false };
         }
         if (!progress?.completedAt) throw questNotCompleted(period);
-        const current = await findQuest(tx, id);
-        if (current?.status !== 'active') throw questNotActive();
-        if (!(await countCompletion(tx, id))) throw questExhausted();
+        // Counted only while the quest is active and below its limit, as it stands now.
+        if (!(await countCompletion(tx, id)))
+          throw (await findQuest(tx, id))?.status === 'active' ? questExhausted() : questNotActive();
         const reward = await rewards.findReward(tx, quest.rewardId);
         const { grant } = await rewards.grant(tx, {
           sourceKey: `quest:${id}:${period}:${userId}`,

@@ -10,12 +10,9 @@ import {
 import type { PackStatus } from '../../../schemas/enums.js';
 import type { Database } from '../database/index.js';
 import { afterCursor, type PageRequest, toPage } from '../pagination.js';
-import { rowsOf } from '../rows.js';
+import { jsonb, rowsOf, textArray } from '../rows.js';
 
 /** SQL of rewards, promises, grants and what grants give. Writes run inside the caller's transaction. */
-
-const textArray = (values: readonly string[]) => sql`${sql.param(values)}::text[]`;
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 export async function insertReward(tx: Database, row: typeof rewards.$inferInsert): Promise<RewardRow> {
   const [created] = await tx.insert(rewards).values(row).returning();
@@ -130,7 +127,7 @@ export async function movePackCounts(
   const rows = rowsOf<{ id: string }>(
     await tx.execute(sql`
       update packs k set promised = k.promised + m.promised, granted = k.granted + m.granted
-      from jsonb_to_recordset(${json(sorted.map((move) => ({ pack_id: move.packId, promised: move.promised, granted: move.granted })))})
+      from jsonb_to_recordset(${jsonb(sorted.map((move) => ({ pack_id: move.packId, promised: move.promised, granted: move.granted })))})
         as m(pack_id text, promised integer, granted integer)
       where k.id = m.pack_id returning k.id`),
   );
@@ -168,8 +165,7 @@ export async function updatePromise(
 }
 
 export async function findGrantBySource(db: Database, sourceKey: string): Promise<GrantRow | undefined> {
-  const [row] = await db.select().from(grants).where(eq(grants.sourceKey, sourceKey));
-  return row;
+  return (await findGrantsBySource(db, [sourceKey])).get(sourceKey);
 }
 
 export async function findGrantsBySource(db: Database, sourceKeys: readonly string[]): Promise<Map<string, GrantRow>> {
@@ -192,7 +188,7 @@ export async function insertGrants(tx: Database, rows: (typeof grants.$inferInse
  * (by a committed grant, or by a concurrent one this insert waited for and that committed).
  */
 export async function insertGrant(tx: Database, row: typeof grants.$inferInsert): Promise<GrantRow | undefined> {
-  const [inserted] = await tx.insert(grants).values(row).onConflictDoNothing({ target: grants.sourceKey }).returning();
+  const [inserted] = await insertGrants(tx, [row]);
   return inserted;
 }
 
@@ -258,7 +254,7 @@ export async function insertGrantedPacks(
   await tx.execute(sql`
     insert into user_packs (id, user_id, pack_id, grant_id, server_seed, server_seed_hash, created_at)
     select r.id, r.user_id, r.pack_id, r.grant_id, r.server_seed, r.server_seed_hash, ${at}
-    from jsonb_to_recordset(${json(rows)}) as r(id text, user_id text, grant_id text, pack_id text, server_seed text, server_seed_hash text)`);
+    from jsonb_to_recordset(${jsonb(rows)}) as r(id text, user_id text, grant_id text, pack_id text, server_seed text, server_seed_hash text)`);
 }
 
 /**

@@ -2,10 +2,9 @@ import { and, eq, sql } from 'drizzle-orm';
 import { rewardSerials } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
 import type { RewardSerialBlock } from './serials.js';
+import { jsonb } from '../rows.js';
 
 /** SQL of the serial blocks of rewards and the copies grants give. Writes run in the caller's transaction. */
-
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /**
  * Allocates to `owner` a block of `size` new serials of each collectible (growing its edition),
@@ -79,7 +78,7 @@ export async function writeGrantPulls(
     serial_number: pull.serialNumber,
   }));
   await tx.execute(sql`
-    with given as (select * from jsonb_to_recordset(${json(rows)}) as g(id text, collectible_id text, draw_index integer, serial_number integer)),
+    with given as (select * from jsonb_to_recordset(${jsonb(rows)}) as g(id text, collectible_id text, draw_index integer, serial_number integer)),
     pulled as (
       insert into pulls (id, user_id, grant_id, collectible_id, draw_index, serial_number, created_at)
       select g.id, ${grant.userId}, ${grant.id}, g.collectible_id, g.draw_index, g.serial_number, ${grant.at} from given g returning 1),

@@ -6,6 +6,7 @@ import type { Database } from '../database/index.js';
 import { afterCursor, type CursorKey, toPage } from '../pagination.js';
 import { AppError } from '../errors.js';
 import { planEntry, type WalletState } from './rules.js';
+import { jsonb, rowsOf, textArray } from '../rows.js';
 
 /** SQL of wallets and their ledger. Writes run inside the caller's transaction. */
 
@@ -33,14 +34,11 @@ export interface LedgerChange {
   actorId?: string | null;
 }
 
-const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-
 /** The wallets of `userIds` that exist, locked until the transaction ends, in one order (so two batches never wait for each other the wrong way round). */
 async function lockWallets(tx: Database, userIds: readonly string[]): Promise<Map<string, WalletState>> {
   const rows = rowsOf<{ user_id: string; balance: number; last_seq: number | null; updated_at: string | Date }>(
     await tx.execute(
-      sql`select user_id, balance, last_seq, updated_at from wallets where user_id = any(${sql.param(userIds)}::text[]) order by user_id collate "C" for update`,
+      sql`select user_id, balance, last_seq, updated_at from wallets where user_id = any(${textArray(userIds)}) order by user_id collate "C" for update`,
     ),
   );
   return new Map(
@@ -114,7 +112,7 @@ export async function appendLedgerEntries(
   );
   if (opening.length > 0) {
     await tx.execute(
-      sql`insert into wallets (user_id, balance, last_seq, updated_at) select u, 0, null, ${now} from unnest(${sql.param(opening)}::text[]) as u on conflict do nothing`,
+      sql`insert into wallets (user_id, balance, last_seq, updated_at) select u, 0, null, ${now} from unnest(${textArray(opening)}) as u on conflict do nothing`,
     );
     for (const [userId, state] of await lockWallets(tx, opening)) states.set(userId, state);
   }
@@ -145,12 +143,12 @@ export async function appendLedgerEntries(
       with entries as (
         insert into wallet_ledger (id, user_id, seq, previous_seq, previous_balance, amount, balance_after, kind, reference, reason, actor_id, created_at)
         select e.id, e.user_id, e.seq, e.previous_seq, e.previous_balance, e.amount, e.balance_after, e.kind, e.reference, e.reason, e.actor_id, e.created_at
-        from jsonb_to_recordset(${json(written)}) as e(id text, user_id text, seq integer, previous_seq integer, previous_balance integer, amount integer,
+        from jsonb_to_recordset(${jsonb(written)}) as e(id text, user_id text, seq integer, previous_seq integer, previous_balance integer, amount integer,
           balance_after integer, kind text, reference text, reason text, actor_id text, created_at timestamptz)
         returning 1),
       moved as (
         update wallets w set balance = m.balance, last_seq = m.last_seq, updated_at = m.updated_at
-        from jsonb_to_recordset(${json(moved)}) as m(user_id text, balance integer, last_seq integer, updated_at timestamptz)
+        from jsonb_to_recordset(${jsonb(moved)}) as m(user_id text, balance integer, last_seq integer, updated_at timestamptz)
         where w.user_id = m.user_id returning 1)
       select (select count(*) from entries)::int as entries, (select count(*) from moved)::int as wallets`),
   );
