@@ -85,6 +85,7 @@ import {
 import { AddMemberBody, CreateTeamBody, Team, TeamAdmin, UpdateMemberBody } from './teams.js';
 import { AdminUser, CurrentUser, UpdateCurrentUserBody } from './user.js';
 import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
+import { BoardInfo, LeaderboardEntry, RoundStanding } from './leaderboards.js';
 import {
   AdminGrantBody,
   BundleCollectible,
@@ -198,6 +199,9 @@ export const SHARED_SCHEMAS: TSchema[] = [
   QuestEvent,
   QuestCriteriaKind,
   QuestEventFilter,
+  BoardInfo,
+  LeaderboardEntry,
+  RoundStanding,
   CountCriteria,
   CollectCriteria,
   StreakCriteria,
