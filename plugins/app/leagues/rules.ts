@@ -74,7 +74,10 @@ export interface LineupCopy {
   rarity: Rarity;
 }
 
-/** The positions (indexes into `pullIds`) of the pulls that are not among the fan's `copies`. */
+/**
+ * The positions (indexes into `pullIds`) of the pulls that are not among the fan's `copies`,
+ * every occurrence (checkLineup reports a repeat as a repeat instead).
+ */
 export function notOwned(pullIds: readonly string[], copies: readonly Pick<LineupCopy, 'pullId'>[]): number[] {
   const owned = new Set(copies.map((copy) => copy.pullId));
   return pullIds.flatMap((pullId, position) => (owned.has(pullId) ? [] : [position]));
@@ -127,7 +130,7 @@ export function checkLineup(input: {
       message: `must hold exactly ${rules.lineupSize} copies (${pullIds.length} given)`,
     });
   }
-  /** What is wrong at one position: a message, 'not owned', or nothing. */
+  /** What is wrong at one position: a message (NOT_OWNED for a copy not owned), or nothing. */
   const problemAt = (pullId: string, position: number): string | undefined => {
     if (pullIds.indexOf(pullId) < position) return 'listed twice';
     const copy = copies.get(pullId);

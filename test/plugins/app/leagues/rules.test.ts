@@ -53,9 +53,17 @@ t.test('validateLeagueRules: two decimals at most, caps within the lineup, teams
     { path: '/body/rules/rarityCaps/legendary', message: 'must be at most lineupSize (3)' },
   ]);
   t.same(
-    validateLeagueRules(rules({ multipliers: { common: 0, uncommon: 100.01, rare: Number.NaN } })).map((p) => p.path),
-    ['/rules/multipliers/common', '/rules/multipliers/uncommon', '/rules/multipliers/rare'],
-    'out of range or not a number',
+    validateLeagueRules(
+      rules({ multipliers: { common: 0, uncommon: 100.01, rare: Number.NaN, epic: 1.00001, legendary: 0.005 } }),
+    ).map((p) => p.path),
+    [
+      '/rules/multipliers/common',
+      '/rules/multipliers/uncommon',
+      '/rules/multipliers/rare',
+      '/rules/multipliers/epic',
+      '/rules/multipliers/legendary',
+    ],
+    'out of range, not a number, or a fraction of a hundredth however small',
   );
   t.same(validateLeagueRules(rules({ eligible: { teamIds: ['a', 'b', 'a', 'a'] } })), [
     { path: '/rules/eligible/teamIds/2', message: 'listed twice' },
