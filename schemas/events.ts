@@ -90,8 +90,23 @@ export const EVENT_DATA = {
       coins: Int(),
       packs: Type.Array(PackCount, { maxItems: 50 }),
       collectibles: Type.Array(CollectibleCount, { maxItems: 50 }),
+      /** The points its collectibles added to the fan's score (absent from events written before it was recorded). */
+      points: Type.Optional(Int()),
     },
     { additionalProperties: false, description: 'A reward given to a fan by the grant engine' },
+  ),
+  'round.finalized': Type.Object(
+    {
+      leagueId: Id,
+      roundId: Id,
+      season: Text(32),
+      standingsHash: Text(64),
+      entrants: Int(),
+    },
+    {
+      additionalProperties: false,
+      description: 'A league round finalized: its standings frozen, their hash published',
+    },
   ),
   'reward.revoked': Type.Object(
     { grantId: Id, coinsTakenBack: Int(), coinsUncollected: Int() },
