@@ -3,6 +3,7 @@ import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../database/index.js';
 import { EXAMPLES, type Invariant, rows, violations } from './queries.js';
 import { QUEST_INVARIANTS } from './quests.js';
+import { LEADERBOARD_INVARIANTS } from './leaderboards.js';
 import { REWARD_INVARIANTS } from './rewards.js';
 
 /**
@@ -215,6 +216,7 @@ export const INVARIANTS: Invariant[] = [
   },
   ...REWARD_INVARIANTS,
   ...QUEST_INVARIANTS,
+  ...LEADERBOARD_INVARIANTS,
 ];
 
 /** Opens are read in pages: a result holds its whole proof. */
