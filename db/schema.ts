@@ -12,3 +12,4 @@ export * from './schema/checkout.js';
 export * from './schema/sessions.js';
 export * from './schema/events.js';
 export * from './schema/quests.js';
+export * from './schema/leagues.js';

@@ -97,6 +97,20 @@ export const EVENT_DATA = {
     { grantId: Id, coinsTakenBack: Int(), coinsUncollected: Int() },
     { additionalProperties: false, description: 'A grant revoked by reversal' },
   ),
+  'round.finalized': Type.Object(
+    {
+      leagueId: Id,
+      roundId: Id,
+      season: Text(32),
+      standingsHash: Text(64),
+      entrants: Int(),
+    },
+    {
+      additionalProperties: false,
+      description:
+        "A league round's standings frozen (its `teamId` is the league's team); read them from the round board",
+    },
+  ),
 } as const satisfies Record<string, TSchema>;
 
 export type EventType = keyof typeof EVENT_DATA;

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../database/index.js';
 import { EXAMPLES, type Invariant, rows, violations } from './queries.js';
+import { LEAGUE_INVARIANTS } from './leagues.js';
 import { QUEST_INVARIANTS } from './quests.js';
 import { REWARD_INVARIANTS } from './rewards.js';
 
@@ -215,6 +216,7 @@ export const INVARIANTS: Invariant[] = [
   },
   ...REWARD_INVARIANTS,
   ...QUEST_INVARIANTS,
+  ...LEAGUE_INVARIANTS,
 ];
 
 /** Opens are read in pages: a result holds its whole proof. */
