@@ -34,6 +34,7 @@ import productsPlugin from './plugins/app/products/index.js';
 import checkoutPlugin from './plugins/app/checkout/index.js';
 import rewardsPlugin from './plugins/app/rewards/index.js';
 import questsPlugin from './plugins/app/quests/index.js';
+import leaguesPlugin from './plugins/app/leagues/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
 import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
@@ -290,6 +291,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(freeTextPlugin);
     await app.register(openingPlugin);
     await app.register(lockerRoomPlugin);
+    await app.register(leaguesPlugin);
     await app.register(jobsPlugin);
     await app.register(demoPlugin);
 

@@ -12,4 +12,5 @@ export * from './schema/checkout.js';
 export * from './schema/sessions.js';
 export * from './schema/events.js';
 export * from './schema/quests.js';
+export * from './schema/leagues.js';
 export * from './schema/leaderboards.js';

@@ -34,12 +34,22 @@ export const TeamRole = StringEnum(TEAM_ROLES, {
 });
 
 /** What an audit log row is about. */
-export const AUDIT_TARGET_TYPES = ['pack', 'collectible', 'team', 'team_member', 'quest', 'reward', 'grant'] as const;
+export const AUDIT_TARGET_TYPES = [
+  'pack',
+  'collectible',
+  'team',
+  'team_member',
+  'quest',
+  'reward',
+  'grant',
+  'league',
+  'round',
+] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 export const AuditTargetType = StringEnum(AUDIT_TARGET_TYPES, {
   $id: 'AuditTargetType',
   description:
-    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin) or a grant (revoked)',
+    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin), a grant (revoked), a league or a league round (created, changed, scored, finalized)',
 });
 
 export const USER_ROLES = ['user', 'admin'] as const;
@@ -121,7 +131,13 @@ export const OrderReviewReason = StringEnum(ORDER_REVIEW_REASONS, {
 });
 
 /** Jobs run on a schedule in-process and by `POST /api/cron/{job}`. */
-export const CRON_JOBS = ['expire-purchases', 'expire-orders', 'reconcile-orders', 'end-quests'] as const;
+export const CRON_JOBS = [
+  'expire-purchases',
+  'expire-orders',
+  'reconcile-orders',
+  'end-quests',
+  'advance-rounds',
+] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
   $id: 'CronJob',
@@ -129,7 +145,8 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`expire-purchases`: mark pending purchases past their time as expired, and forget idempotency records past their retention; ' +
     '`expire-orders`: settle pending orders past their time (expire their Checkout Session at Stripe, or fulfil one that was paid); ' +
     '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones; ' +
-    '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give',
+    '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
+    '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;
@@ -189,4 +206,21 @@ export const QuestCriteriaKind = StringEnum(QUEST_CRITERIA_KINDS, {
   $id: 'QuestCriteriaKind',
   description:
     '`count`: N matching events; `collect`: pull every collectible of a set; `streak`: a matching event on N consecutive days or weeks',
+});
+
+/** A league: `active` (rounds may be created) or `archived` (read only). */
+export const LEAGUE_STATUSES = ['active', 'archived'] as const;
+export type LeagueStatus = (typeof LEAGUE_STATUSES)[number];
+export const LeagueStatus = StringEnum(LEAGUE_STATUSES, {
+  $id: 'LeagueStatus',
+  description: '`active`: rounds may be created; `archived`: no new rounds, everything stays readable',
+});
+
+/** A league round, by time: see plugins/app/leagues/rules.ts roundStatusAt. */
+export const ROUND_STATUSES = ['upcoming', 'open', 'locked', 'final'] as const;
+export type RoundStatus = (typeof ROUND_STATUSES)[number];
+export const RoundStatus = StringEnum(ROUND_STATUSES, {
+  $id: 'RoundStatus',
+  description:
+    '`upcoming` before `opensAt`; `open` (lineups accepted) until `locksAt`; `locked` (scores posted) until finalized; `final` (standings frozen)',
 });

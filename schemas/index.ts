@@ -21,6 +21,7 @@ import {
   AuditTargetType,
   CronJob,
   GrantStatus,
+  LeagueStatus,
   LedgerKind,
   MobileProvider,
   OrderReviewReason,
@@ -34,6 +35,7 @@ import {
   QuestPeriod,
   QuestStatus,
   Rarity,
+  RoundStatus,
   StreakUnit,
   TeamRole,
   UserRole,
@@ -86,6 +88,18 @@ import { AddMemberBody, CreateTeamBody, Team, TeamAdmin, UpdateMemberBody } from
 import { AdminUser, CurrentUser, UpdateCurrentUserBody } from './user.js';
 import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
 import { BoardInfo, LeaderboardEntry, RoundStanding } from './leaderboards.js';
+import { LeagueRules, PrizeBand, RoundScore } from './leagues.js';
+import {
+  CreateLeagueBody,
+  CreateRoundBody,
+  League,
+  Lineup,
+  LineupBody,
+  Round,
+  RoundScores,
+  UpdateLeagueBody,
+  UpdateRoundBody,
+} from './leagues-api.js';
 import {
   AdminGrantBody,
   BundleCollectible,
@@ -214,4 +228,18 @@ export const SHARED_SCHEMAS: TSchema[] = [
   QuestActionBody,
   ClaimQuestBody,
   QuestClaim,
+  LeagueStatus,
+  RoundStatus,
+  LeagueRules,
+  PrizeBand,
+  RoundScore,
+  League,
+  CreateLeagueBody,
+  UpdateLeagueBody,
+  Round,
+  CreateRoundBody,
+  UpdateRoundBody,
+  LineupBody,
+  Lineup,
+  RoundScores,
 ];

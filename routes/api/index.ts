@@ -14,6 +14,9 @@ import adminGrantRoutes from './admin/grants/index.js';
 import rewardRoutes from './rewards/index.js';
 import questRoutes from './quests/index.js';
 import adminQuestRoutes from './admin/quests/index.js';
+import leagueRoutes from './leagues/index.js';
+import adminLeagueRoutes from './admin/leagues/index.js';
+import roundBoardRoutes from './leaderboards/rounds/index.js';
 import checkoutRoutes from './checkout/index.js';
 import cronRoutes from './cron/index.js';
 import webhookRoutes from './webhooks/index.js';
@@ -54,4 +57,7 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(adminGrantRoutes, { prefix: '/admin/grants' });
   await app.register(questRoutes, { prefix: '/quests' });
   await app.register(adminQuestRoutes, { prefix: '/admin/quests' });
+  await app.register(leagueRoutes, { prefix: '/leagues' });
+  await app.register(adminLeagueRoutes, { prefix: '/admin/leagues' });
+  await app.register(roundBoardRoutes, { prefix: '/leaderboards/rounds' });
 }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { type DrawProof, verifyDrawProof } from '../packs/draw.js';
 import type { Database } from '../database/index.js';
 import { EXAMPLES, type Invariant, rows, violations } from './queries.js';
+import { LEAGUE_INVARIANTS } from './leagues.js';
 import { QUEST_INVARIANTS } from './quests.js';
 import { LEADERBOARD_INVARIANTS } from './leaderboards.js';
 import { REWARD_INVARIANTS } from './rewards.js';
@@ -216,6 +217,7 @@ export const INVARIANTS: Invariant[] = [
   },
   ...REWARD_INVARIANTS,
   ...QUEST_INVARIANTS,
+  ...LEAGUE_INVARIANTS,
   ...LEADERBOARD_INVARIANTS,
 ];
 

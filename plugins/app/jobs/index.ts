@@ -10,6 +10,8 @@ const MAX_BATCHES = 20;
 const INTERVAL_MS = 60_000;
 /** Orders one run settles with Stripe (a call or two each). */
 const ORDER_BATCH = 100;
+/** Rounds one run finalizes, and rounds whose prizes it resumes (each a transaction or more). */
+const ROUND_BATCH = 20;
 /** A run holds its job's lease this long at most: a holder that died frees the job by then. */
 const LEASE_MS = 5 * 60_000;
 
@@ -63,6 +65,8 @@ export default fp(
       'reconcile-orders': async () => ({ processed: await fastify.checkout.reconcileOrders(ORDER_BATCH) }),
       // A quest past its end stops counting at once; ending it releases the reward stock it promised.
       'end-quests': async () => ({ processed: await fastify.quests.endOverdue(BATCH) }),
+      // Statuses follow the clock; rounds past finalizesAt are finalized, unpaid prizes resumed.
+      'advance-rounds': async () => ({ processed: await fastify.leagues.finalizer.advance(ROUND_BATCH) }),
     };
 
     const jobs: Jobs = {
@@ -114,5 +118,5 @@ export default fp(
       });
     }
   },
-  { name: 'jobs', dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency', 'quests'] },
+  { name: 'jobs', dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency', 'quests', 'leagues'] },
 );

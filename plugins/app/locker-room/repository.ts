@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import { collectibles, pulls, userPacks, users } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import { publicCollectibleColumns } from '../../../db/columns.js';
@@ -57,4 +57,18 @@ export async function listPulls(
     .orderBy(desc(pulls.createdAt), desc(pulls.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, (row) => ({ at: row.createdAt, id: row.id }));
+}
+
+/** The user's copies among `pullIds`, with each one's collectible, team and rarity. */
+export function copiesAmong(db: Database, userId: string, pullIds: readonly string[]) {
+  return db
+    .select({
+      pullId: pulls.id,
+      collectibleId: pulls.collectibleId,
+      teamId: collectibles.teamId,
+      rarity: collectibles.rarity,
+    })
+    .from(pulls)
+    .innerJoin(collectibles, eq(collectibles.id, pulls.collectibleId))
+    .where(and(eq(pulls.userId, userId), inArray(pulls.id, [...pullIds])));
 }

@@ -1,12 +1,25 @@
-import { RARITIES } from '../../../schemas/enums.js';
+import { RARITIES, type Rarity } from '../../../schemas/enums.js';
 import type { LockerRoomTotals, Pull, PullQuery } from '../../../schemas/purchases.js';
-import type { DatabaseHandle } from '../database/index.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { pageOf } from '../pagination.js';
-import { listPulls, pullsByRarity, scoreOf, unopenedCount } from './repository.js';
+import { copiesAmong, listPulls, pullsByRarity, scoreOf, unopenedCount } from './repository.js';
 
 /** What a fan owns: totals, pulls, and (through the opening service) each open's proof. */
 export function createLockerRoomService(db: DatabaseHandle) {
   return {
+    /**
+     * The copies the user owns among `pullIds` (unknown or others' ones are left out), with each
+     * one's collectible, team and rarity, read in the caller's transaction: a league's lineup.
+     */
+    async copiesOf(
+      tx: Database,
+      userId: string,
+      pullIds: readonly string[],
+    ): Promise<{ pullId: string; collectibleId: string; teamId: string | null; rarity: Rarity }[]> {
+      if (pullIds.length === 0) return [];
+      return copiesAmong(tx, userId, pullIds);
+    },
+
     async totals(userId: string): Promise<LockerRoomTotals> {
       const [byRarity, points, unopenedPacks] = await Promise.all([
         pullsByRarity(db.orm, userId),

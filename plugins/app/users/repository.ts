@@ -71,3 +71,13 @@ export async function createUserIfAbsent(db: Database, id: string, displayName: 
   const [created] = await db.insert(users).values({ id, displayName }).onConflictDoNothing().returning();
   return created;
 }
+
+/** The display names of the users named (unknown ones left out). */
+export async function displayNamesOf(db: Database, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: users.id, displayName: users.displayName })
+    .from(users)
+    .where(inArray(users.id, [...ids]));
+  return new Map(rows.map((row) => [row.id, row.displayName]));
+}

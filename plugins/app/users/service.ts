@@ -5,6 +5,7 @@ import { KeyedBatcher } from '../database/batcher.js';
 import type { Database } from '../database/index.js';
 import { userNotFound } from './errors.js';
 import {
+  displayNamesOf,
   createUserIfAbsent,
   findUser,
   teamRolesOf,
@@ -53,6 +54,11 @@ export function createUsersService(db: Database, options: { queueLimitMs?: numbe
 
     updateDisplayName(id: string, displayName: string): Promise<UserRow | undefined> {
       return updateDisplayName(db, id, displayName);
+    },
+
+    /** The display names of the users named, in one query (a page of a board): unknown ones left out. */
+    displayNames(ids: readonly string[]): Promise<Map<string, string>> {
+      return displayNamesOf(db, ids);
     },
 
     /**
