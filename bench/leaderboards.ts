@@ -19,13 +19,15 @@ import { seedCatalog } from './seed.js';
 
 /**
  * Leaderboards on a board of a million fans, against the built server:
- *   npm run bench:leaderboards -- --db embedded|external [--fans 1000000] [--seconds 10] [--connections 10] [--rounds 3]
+ *   npm run bench:leaderboards -- --db embedded|external [--fans 1000000] [--seconds 10] [--connections 1,4,10] [--rounds 3]
  *
  * Seeds `--fans` users straight into a new database with a collector board of that many entries
  * (scores drawn from an exponential distribution in whole points: many ties, a long tail), the
- * rank structure counted from them, and a frozen copy of the board (a closed week).
- * 1. My rank and around-me (`/me?around=10`) for random fans, live board and frozen board:
- *    autocannon at `--connections`, each request with the token of another fan; p50 / p99.
+ * rank structure counted from them, a frozen copy of the board (a closed week), and a final
+ * league round with every fan in its standings.
+ * 1. My rank and around-me (`/me?around=10`) for random fans on the live board, the frozen week
+ *    and the round: autocannon at each of `--connections`, each request with the token of another
+ *    fan; p50 / p99; and GET /api/user with the same tokens, the cost of a signed-in request.
  * 2. Top-100 of the live board against the cached catalog (`GET /api/packs`): wrk (or autocannon)
  *    at 50 connections, the two alternating for `--rounds` rounds, server on CPU 1 and wrk on CPU 0;
  *    the ratio of their mean throughputs.
@@ -36,7 +38,7 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'embedded' },
     fans: { type: 'string', default: '1000000' },
     seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '1,4,10' },
     rounds: { type: 'string', default: '3' },
     tokens: { type: 'string', default: '20000' },
     /** Seed, print the database's URL and stop, keeping the database (for EXPLAIN). */
@@ -46,12 +48,13 @@ const { values } = parseArgs({
 const kind = databaseKind(values.db);
 const fans = Number(values.fans);
 const seconds = Number(values.seconds);
-const connections = Number(values.connections);
+const connectionCounts = String(values.connections).split(',').map(Number);
 const rounds = Number(values.rounds);
 const tokenCount = Math.min(Number(values.tokens), fans);
 const LIVE = 'collectors:all-time';
 const FROZEN_WEEK = '2020-W01';
 const FROZEN = `collectors:week:${FROZEN_WEEK}`;
+const ROUND = 'bench-round';
 const fanId = (n: number) => `bench-fan-${String(n).padStart(7, '0')}`;
 
 async function seedBoard(db: DatabaseHandle): Promise<void> {
@@ -80,6 +83,20 @@ async function seedBoard(db: DatabaseHandle): Promise<void> {
       (${LIVE}, 'collectors', null, 'all-time', 'all-time', 'UTC', ${fans}),
       (${FROZEN}, 'collectors', null, 'week', ${FROZEN_WEEK}, 'UTC', ${fans})`);
     await freezeBoard(tx, FROZEN);
+    // A final round of a league with every fan in its standings (the round board reads them).
+    await run(sql`insert into teams (id, name, slug) values ('bench-team', 'Bench team', 'bench-team')`);
+    await run(sql`
+      insert into leagues (id, team_id, name, rules, season, created_by)
+      values ('bench-league', 'bench-team', 'Bench league', '{"lineupSize":5,"eligible":{}}', '2026', 'bench')`);
+    await run(sql`
+      insert into league_rounds (id, league_id, name, season, opens_at, locks_at, ends_at, status, finalized_at, standings_hash, entrants, created_by)
+      values (${ROUND}, 'bench-league', 'Bench round', '2026', now() - interval '3 days', now() - interval '2 days',
+        now() - interval '1 day', 'final', now(), repeat('0', 64), ${fans}, 'bench')`);
+    await run(sql`
+      insert into round_standings (round_id, user_id, position, rank, score, best, submitted_at)
+      select ${ROUND}, user_id, row_number() over (order by score desc, reached_at, user_id),
+        rank() over (order by score desc), score, score / 5, reached_at
+      from leaderboard_entries where board = ${LIVE}`);
   });
   const run = (query: ReturnType<typeof sql>) => db.orm.execute(query);
   await run(sql`analyze`);
@@ -96,7 +113,7 @@ async function seedBoard(db: DatabaseHandle): Promise<void> {
 }
 
 /** Requests from random fans (one token each), for `seconds`. */
-async function aroundMe(url: string, path: string, tokens: string[]): Promise<LoadResult> {
+async function aroundMe(url: string, path: string, tokens: string[], connections: number): Promise<LoadResult> {
   const result = await autocannon({
     url,
     connections,
@@ -131,31 +148,30 @@ try {
       benchToken({ sub: fanId(1 + Math.floor(Math.random() * fans)) }),
     );
     // Every fan's first request provisions nothing (the users exist); warm the paths.
-    for (const path of [
-      `/api/leaderboards/collectors/me?around=10`,
-      `/api/leaderboards/collectors/me?around=10&window=week&week=${FROZEN_WEEK}`,
-    ]) {
+    const reads = [
+      ['my rank + 10 around, live collector board', '/api/leaderboards/collectors/me?around=10'],
+      ['my rank + 10 around, frozen week', `/api/leaderboards/collectors/me?around=10&window=week&week=${FROZEN_WEEK}`],
+      ['my rank + 10 around, a final round', `/api/leaderboards/rounds/${ROUND}/me?around=10`],
+    ] as const;
+    for (const [, path] of reads) {
       const check = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${tokens[0]}` } });
       const body = (await check.json()) as { data?: { me?: { rank: number }; above?: unknown[] } };
       if (check.status !== 200 || !body.data?.me)
         throw new Error(`${path}: ${check.status} ${JSON.stringify(body).slice(0, 300)}`);
     }
     const lines: string[] = [];
-    for (const [name, path] of [
-      ['my rank + 10 around, live board', '/api/leaderboards/collectors/me?around=10'],
-      [
-        'my rank + 10 around, frozen board',
-        `/api/leaderboards/collectors/me?around=10&window=week&week=${FROZEN_WEEK}`,
-      ],
-    ] as const) {
-      await aroundMe(server.url, path, tokens);
-      const result = await aroundMe(server.url, path, tokens);
-      lines.push(
-        `| ${name} | ${connections} | ${Math.round(result.requestsPerSecond)} | ${result.p50} | ${result.p99} | ${result.non2xx} | ${result.errors} |`,
-      );
+    // The signed-in baseline: the same tokens on GET /api/user (verify the token, read the user).
+    for (const [name, path] of [...reads, ['baseline: GET /api/user', '/api/user'] as const]) {
+      await aroundMe(server.url, path, tokens, connectionCounts[0] ?? 1);
+      for (const connections of connectionCounts) {
+        const result = await aroundMe(server.url, path, tokens, connections);
+        lines.push(
+          `| ${name} | ${connections} | ${Math.round(result.requestsPerSecond)} | ${result.p50} | ${result.p99} | ${result.non2xx} | ${result.errors} |`,
+        );
+      }
     }
     console.log(
-      `\n${kind} PostgreSQL, ${fans} fans, autocannon ${connections} connections, ${seconds} s after a warm-up of ${seconds} s`,
+      `\n${kind} PostgreSQL, ${fans} fans, autocannon, ${seconds} s per line after a warm-up of ${seconds} s per read`,
     );
     console.log('| read | connections | req/s | p50 ms | p99 ms | non-2xx | errors |\n|---|---|---|---|---|---|---|');
     for (const line of lines) console.log(line);
