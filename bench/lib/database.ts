@@ -30,7 +30,8 @@ export type DatabaseKind = DatabaseEngine;
 export interface BenchDatabase {
   kind: DatabaseKind;
   env: Record<string, string>;
-  open(): Promise<DatabaseHandle>;
+  /** The database, opened as the service opens it; `settings` are configuration values (for seeding: longer timeouts). */
+  open(settings?: Record<string, string>): Promise<DatabaseHandle>;
   cleanup(): Promise<void>;
 }
 
@@ -57,7 +58,7 @@ export async function benchDatabase(
     return {
       kind,
       env,
-      open: () => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET }), silent),
+      open: (settings = {}) => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET, ...settings }), silent),
       cleanup: async () => rmSync(folder, { recursive: true, force: true }),
     };
   }
@@ -72,7 +73,7 @@ export async function benchDatabase(
   return {
     kind,
     env,
-    open: () => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET }), silent),
+    open: (settings = {}) => openDatabase(loadConfig({ ...env, AUTH_JWT_SECRET: BENCH_SECRET, ...settings }), silent),
     cleanup: async () => {
       // BENCH_KEEP_DATABASE=1 leaves it for inspection (EXPLAIN, the invariant checker ...).
       if (process.env.BENCH_KEEP_DATABASE) {

@@ -325,10 +325,15 @@ export async function frozenAround(
   return splitAround(rows, userId);
 }
 
+/** Rows one statement of a freeze reads and writes: each stays well within the timeouts. */
+const FREEZE_CHUNK = 20_000;
+
 /**
  * Freezes a board: its rows ranked once in board order, their hash, and the board closed to
- * change; in the caller's transaction, which holds the board's row. Answers the hash (the stored
- * one when the board was frozen already).
+ * change; in the caller's transaction, which holds the board's row (the consumer takes it before
+ * writing). The board is walked in order a chunk at a time, positions and competition ranks
+ * counted along, so no statement ranks a million rows at once. Answers the hash (the stored one
+ * when the board was frozen already).
  */
 export async function freezeBoard(tx: Database, key: string): Promise<string | null> {
   const [row] = rowsOf<{ hash: string | null }>(
@@ -336,22 +341,39 @@ export async function freezeBoard(tx: Database, key: string): Promise<string | n
   );
   if (!row) return null;
   if (row.hash) return row.hash;
-  // Ranking a board of a million fans takes seconds: more than a request's statement timeout.
-  await tx.execute(sql`set local statement_timeout = '10min'`);
-  await tx.execute(sql`
-    insert into leaderboard_frozen_rows (board, position, rank, user_id, score)
-    select board, row_number() over (order by ${ORDER_ASC}), rank() over (order by order_key), user_id, score
-    from leaderboard_entries where board = ${key}`);
   const hasher = boardHasher();
-  const PAGE = 10_000;
-  for (let after = 0; ; after += PAGE) {
-    const rows = rowsOf<{ position: number; rank: number; user_id: string; score: string }>(
+  let position = 0;
+  let rank = 0;
+  let lastScore: number | undefined;
+  let cursor: LiveCursor | undefined;
+  for (;;) {
+    const after = cursor
+      ? sql`and (order_key, reached_at, user_id) > (${-cursor.score}, ${cursor.reachedAt}::timestamptz, ${cursor.userId})`
+      : sql``;
+    const rows = rowsOf<{ user_id: string; score: string; reached_at: string }>(
       await tx.execute(sql`
-        select position, rank, user_id, score::text from leaderboard_frozen_rows
-        where board = ${key} and position > ${after} order by position limit ${PAGE}`),
+        select user_id, score::text, to_char(reached_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as reached_at
+        from leaderboard_entries where board = ${key} ${after} order by ${ORDER_ASC} limit ${FREEZE_CHUNK}`),
     );
-    for (const r of rows) hasher.add({ position: r.position, rank: r.rank, userId: r.user_id, score: Number(r.score) });
-    if (rows.length < PAGE) break;
+    const last = rows[rows.length - 1];
+    if (!last) break;
+    const frozen = rows.map((entry) => {
+      const score = Number(entry.score);
+      position++;
+      if (score !== lastScore) {
+        rank = position;
+        lastScore = score;
+      }
+      const line = { position, rank, userId: entry.user_id, score };
+      hasher.add(line);
+      return line;
+    });
+    await tx.execute(sql`
+      insert into leaderboard_frozen_rows (board, position, rank, user_id, score)
+      select ${key}, * from unnest(${intArray(frozen.map((f) => f.position))}, ${intArray(frozen.map((f) => f.rank))},
+        ${textArray(frozen.map((f) => f.userId))}, ${bigintArray(frozen.map((f) => f.score))})`);
+    cursor = { score: Number(last.score), reachedAt: last.reached_at, userId: last.user_id };
+    if (rows.length < FREEZE_CHUNK) break;
   }
   const hash = hasher.digest();
   await tx.execute(sql`update leaderboards set frozen_at = now(), hash = ${hash} where key = ${key}`);
