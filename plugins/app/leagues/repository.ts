@@ -180,6 +180,19 @@ export async function findLineup(db: Database, roundId: string, userId: string) 
 }
 
 /**
+ * Locks FOR SHARE the other rounds whose lineups hold any of `pullIds`, in id order: a change of
+ * their play window (FOR UPDATE) then waits for this lineup, or this lineup reads the new window.
+ */
+export async function lockRoundsHolding(tx: Database, pullIds: readonly string[], exceptRoundId: string) {
+  if (pullIds.length === 0) return;
+  await tx.execute(sql`
+    select r.id from league_rounds r
+    where r.id in (select e.round_id from lineup_entries e where e.pull_id = any(${textArray(pullIds)}) and e.round_id <> ${exceptRoundId})
+    order by r.id
+    for share`);
+}
+
+/**
  * The copies among `pullIds` that sit in a lineup of another round whose play window
  * [locksAt, endsAt) overlaps [locksAt, endsAt) given.
  */

@@ -36,6 +36,7 @@ import {
   listLeagues,
   listRounds,
   lockFanLineups,
+  lockRoundsHolding,
   overlappingUses,
   type StoredEntry,
   saveLineup,
@@ -213,6 +214,7 @@ export function createLeaguesService({
         const check = checkLineup({ rules: league.rules as LeagueRules, leagueTeamId: league.teamId, pullIds, copies });
         if (check.notOwned.length > 0) throw pullsNotOwned(notOwnedDetails(check.notOwned));
         if (check.invalid.length > 0) throw invalidLineup(check.invalid);
+        await lockRoundsHolding(tx, pullIds, roundId);
         const uses = await overlappingUses(tx, pullIds, { roundId, locksAt: round.locksAt, endsAt: round.endsAt });
         if (uses.length > 0) {
           throw copyInOverlappingRound(
