@@ -13,3 +13,4 @@ export * from './schema/sessions.js';
 export * from './schema/events.js';
 export * from './schema/quests.js';
 export * from './schema/leagues.js';
+export * from './schema/leaderboards.js';

@@ -90,12 +90,10 @@ export const EVENT_DATA = {
       coins: Int(),
       packs: Type.Array(PackCount, { maxItems: 50 }),
       collectibles: Type.Array(CollectibleCount, { maxItems: 50 }),
+      /** The points its collectibles added to the fan's score (absent from events written before it was recorded). */
+      points: Type.Optional(Int()),
     },
     { additionalProperties: false, description: 'A reward given to a fan by the grant engine' },
-  ),
-  'reward.revoked': Type.Object(
-    { grantId: Id, coinsTakenBack: Int(), coinsUncollected: Int() },
-    { additionalProperties: false, description: 'A grant revoked by reversal' },
   ),
   'round.finalized': Type.Object(
     {
@@ -107,9 +105,12 @@ export const EVENT_DATA = {
     },
     {
       additionalProperties: false,
-      description:
-        "A league round's standings frozen (its `teamId` is the league's team); read them from the round board",
+      description: 'A league round finalized: its standings frozen, their hash published',
     },
+  ),
+  'reward.revoked': Type.Object(
+    { grantId: Id, coinsTakenBack: Int(), coinsUncollected: Int() },
+    { additionalProperties: false, description: 'A grant revoked by reversal' },
   ),
 } as const satisfies Record<string, TSchema>;
 

@@ -4,6 +4,7 @@ import type { Database } from '../database/index.js';
 import { EXAMPLES, type Invariant, rows, violations } from './queries.js';
 import { LEAGUE_INVARIANTS } from './leagues.js';
 import { QUEST_INVARIANTS } from './quests.js';
+import { LEADERBOARD_INVARIANTS } from './leaderboards.js';
 import { REWARD_INVARIANTS } from './rewards.js';
 
 /**
@@ -217,6 +218,7 @@ export const INVARIANTS: Invariant[] = [
   ...REWARD_INVARIANTS,
   ...QUEST_INVARIANTS,
   ...LEAGUE_INVARIANTS,
+  ...LEADERBOARD_INVARIANTS,
 ];
 
 /** Opens are read in pages: a result holds its whole proof. */

@@ -87,7 +87,7 @@ export function createGrantEngine(deps: {
   events: Pick<EventsService, 'append'>;
 }) {
   /** The `reward.granted` event of a grant just made. */
-  const grantedEvent = (grant: GrantRow, teamId: string | null): NewEvent => ({
+  const grantedEvent = (grant: GrantRow, teamId: string | null, points: number): NewEvent => ({
     type: 'reward.granted',
     userId: grant.userId,
     teamId,
@@ -99,6 +99,7 @@ export function createGrantEngine(deps: {
       coins: grant.reward.coins,
       packs: grant.reward.packs,
       collectibles: grant.reward.collectibles,
+      points,
     },
   });
 
@@ -135,7 +136,7 @@ export function createGrantEngine(deps: {
     grant: GrantRow,
     owner: string,
     reward: RewardRow,
-  ): Promise<DrawnSerial[]> {
+  ): Promise<{ drawn: DrawnSerial[]; points: number }> {
     const copies = copiesFor(reward.collectibles, 1);
     const drawn: DrawnSerial[] = [];
     for (const copy of copies) {
@@ -145,7 +146,7 @@ export function createGrantEngine(deps: {
       await saveBlock(tx, owner, copy.collectibleId, result.block);
       drawn.push(...result.serials);
     }
-    await writeGrantPulls(
+    const points = await writeGrantPulls(
       tx,
       { id: grant.id, userId: grant.userId, at: grant.createdAt },
       drawn.map((serial, drawIndex) => ({
@@ -155,7 +156,7 @@ export function createGrantEngine(deps: {
         serialNumber: serial.serialNumber,
       })),
     );
-    return drawn;
+    return { drawn, points };
   }
 
   /** A grant found under the request's source key: the same user and reward, or grant_source_conflict. */
@@ -240,6 +241,7 @@ export function createGrantEngine(deps: {
       );
     }
     const given: GrantRow[] = [];
+    const pointsOf = new Map<string, number>();
     for (const grant of grants) {
       if (reward.collectibles.length === 0) {
         given.push(grant);
@@ -258,11 +260,15 @@ export function createGrantEngine(deps: {
           now,
         );
       }
-      const serials = await giveCollectibles(tx, grant, owner, reward);
+      const { drawn, points } = await giveCollectibles(tx, grant, owner, reward);
+      pointsOf.set(grant.id, points);
       // The proof is kept on the grant: how each serial was drawn, with the block's seed.
-      given.push(await updateGrant(tx, grant.id, { proof: serials }));
+      given.push(await updateGrant(tx, grant.id, { proof: drawn }));
     }
-    await deps.events.append(tx, ...given.map((grant) => grantedEvent(grant, reward.teamId)));
+    await deps.events.append(
+      tx,
+      ...given.map((grant) => grantedEvent(grant, reward.teamId, pointsOf.get(grant.id) ?? 0)),
+    );
     return given;
   }
 
