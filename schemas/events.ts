@@ -95,6 +95,10 @@ export const EVENT_DATA = {
     },
     { additionalProperties: false, description: 'A reward given to a fan by the grant engine' },
   ),
+  'reward.revoked': Type.Object(
+    { grantId: Id, coinsTakenBack: Int(), coinsUncollected: Int() },
+    { additionalProperties: false, description: 'A grant revoked by reversal' },
+  ),
   'round.finalized': Type.Object(
     {
       leagueId: Id,
@@ -105,12 +109,9 @@ export const EVENT_DATA = {
     },
     {
       additionalProperties: false,
-      description: 'A league round finalized: its standings frozen, their hash published',
+      description:
+        "A league round's standings frozen (its `teamId` is the league's team); read them from the round board",
     },
-  ),
-  'reward.revoked': Type.Object(
-    { grantId: Id, coinsTakenBack: Int(), coinsUncollected: Int() },
-    { additionalProperties: false, description: 'A grant revoked by reversal' },
   ),
 } as const satisfies Record<string, TSchema>;
 

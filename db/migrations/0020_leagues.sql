@@ -82,6 +82,7 @@ CREATE TABLE "round_standings" (
 );
 --> statement-breakpoint
 ALTER TABLE "job_runs" DROP CONSTRAINT "job_runs_job_check";--> statement-breakpoint
+ALTER TABLE "events" DROP CONSTRAINT "events_type_check";--> statement-breakpoint
 ALTER TABLE "league_rounds" ADD CONSTRAINT "league_rounds_league_id_leagues_id_fk" FOREIGN KEY ("league_id") REFERENCES "public"."leagues"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "leagues" ADD CONSTRAINT "leagues_team_id_teams_id_fk" FOREIGN KEY ("team_id") REFERENCES "public"."teams"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "lineup_entries" ADD CONSTRAINT "lineup_entries_pull_id_pulls_id_fk" FOREIGN KEY ("pull_id") REFERENCES "public"."pulls"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -99,4 +100,5 @@ CREATE INDEX "leagues_list_idx" ON "leagues" USING btree ("created_at" DESC NULL
 CREATE INDEX "leagues_team_list_idx" ON "leagues" USING btree ("team_id","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
 CREATE INDEX "lineup_entries_pull_idx" ON "lineup_entries" USING btree ("pull_id");--> statement-breakpoint
 CREATE INDEX "round_standings_unpaid_idx" ON "round_standings" USING btree ("round_id","position") WHERE "round_standings"."reward_id" is not null and "round_standings"."grant_id" is null;--> statement-breakpoint
-ALTER TABLE "job_runs" ADD CONSTRAINT "job_runs_job_check" CHECK ("job_runs"."job" in ('expire-purchases', 'expire-orders', 'reconcile-orders', 'end-quests', 'advance-rounds'));
+ALTER TABLE "job_runs" ADD CONSTRAINT "job_runs_job_check" CHECK ("job_runs"."job" in ('expire-purchases', 'expire-orders', 'reconcile-orders', 'end-quests', 'advance-rounds'));--> statement-breakpoint
+ALTER TABLE "events" ADD CONSTRAINT "events_type_check" CHECK ("events"."type" in ('purchase.completed', 'pack.opened', 'wallet.credited', 'wallet.debited', 'order.fulfilled', 'order.refunded', 'pack.published', 'member.added', 'quest.completed', 'reward.granted', 'reward.revoked', 'round.finalized'));
