@@ -87,7 +87,7 @@ const adminLeagueRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Admin', 'Leagues'],
         summary: 'Edit a round',
         description:
-          'Upcoming: any field. Open: `name`, `locksAt` (not before now), `endsAt`, `finalizesAt`. Locked or final: nothing (409 `round_immutable`). A play window that would overlap another round holding one of this round’s copies: 409 `round_window_conflict`.',
+          'Upcoming: any field; new `prizes` release the stock the old bands held and promise theirs (409 `reward_stock_insufficient`, and nothing changes, when it cannot). Open: `name`, `locksAt` (not before now), `endsAt`, `finalizesAt`. Locked or final: nothing (409 `round_immutable`). A play window that would overlap another round holding one of this round’s copies: 409 `round_window_conflict`.',
         operationId: 'updateRound',
         params: RoundParams,
         body: Type.Ref(UpdateRoundBody),

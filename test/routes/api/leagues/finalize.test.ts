@@ -12,6 +12,7 @@ import {
   inSeconds,
   leagueWorld,
   openRound,
+  packBand,
   postScores,
   putLineup,
   roundGrants,
@@ -136,16 +137,6 @@ t.test('two finalizations at once freeze the standings once and pay each winner 
   );
   await assertNoViolations(t, app);
 });
-
-/** A band 1-1 whose reward is one pack of a pack with a supply of `supply`. */
-async function packBand(app: App, world: Awaited<ReturnType<typeof leagueWorld>>, supply: number) {
-  const { pack } = await packInStatus(app, 'active', {
-    pack: { teamId: world.staff.team.id, price: 5, cardsPerPack: 1, supply },
-    pool: [{ quantity: 20 }],
-  });
-  const reward = await createReward(app, { teamId: world.staff.team.id, packs: [{ packId: pack.id, count: 1 }] });
-  return { packId: pack.id, band: { fromRank: 1, toRank: 1, rewardId: reward.id } };
-}
 
 t.test('a crash between the ranking and the prizes: finalizing again pays each winner once', async (t) => {
   const { app, world, round } = await lockedRound(
