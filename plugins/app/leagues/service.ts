@@ -81,7 +81,8 @@ export interface LeagueInfo {
   status: LeagueRow['status'];
 }
 
-/** The board's cursor: the last position served, base64url JSON. */
+/** The board's cursor: the last position served, base64url JSON (a position is a 32-bit integer). */
+const MAX_POSITION = 2_147_483_647;
 const encodeBoardCursor = (position: number) => Buffer.from(JSON.stringify({ position })).toString('base64url');
 
 function decodeBoardCursor(cursor: string | undefined): number {
@@ -93,7 +94,7 @@ function decodeBoardCursor(cursor: string | undefined): number {
     parsed = undefined;
   }
   const position = (parsed as { position?: unknown } | undefined)?.position;
-  if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1) {
+  if (typeof position !== 'number' || !Number.isInteger(position) || position < 1 || position > MAX_POSITION) {
     throw new ValidationError(
       'The cursor is not valid; use the nextCursor of a previous page.',
       [{ path: '/querystring/cursor', message: 'is not a cursor this API issued' }],
