@@ -35,6 +35,7 @@ import checkoutPlugin from './plugins/app/checkout/index.js';
 import rewardsPlugin from './plugins/app/rewards/index.js';
 import questsPlugin from './plugins/app/quests/index.js';
 import leaguesPlugin from './plugins/app/leagues/index.js';
+import leaderboardsPlugin from './plugins/app/leaderboards/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
 import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
@@ -292,6 +293,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(openingPlugin);
     await app.register(lockerRoomPlugin);
     await app.register(leaguesPlugin);
+    await app.register(leaderboardsPlugin);
     await app.register(jobsPlugin);
     await app.register(demoPlugin);
 

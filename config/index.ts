@@ -73,6 +73,8 @@ export interface AppConfig {
   cron: { secret?: string; internal: boolean };
   /** Run the event log's consumers (quests) in this instance, one instance at a time consuming each. */
   eventConsumers: boolean;
+  /** How long the first page of a live leaderboard is served from memory (0: never). */
+  leaderboardCacheMs: number;
   /** The service's own sign-in and sessions; null when off (only external-provider tokens are accepted). */
   sessions: SessionsConfig | null;
   /** Stripe Checkout for coin bundles; null when not configured (checkout answers 503). */
@@ -147,6 +149,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     purchases: { ttlMs: parseDuration('PURCHASE_TTL', env.PURCHASE_TTL), startsPerMinute: env.PURCHASE_RATE_LIMIT },
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },
     eventConsumers: env.EVENT_CONSUMERS,
+    leaderboardCacheMs: parseDuration('LEADERBOARD_CACHE', env.LEADERBOARD_CACHE, { allowZero: true }),
     sessions: resolveSessions(env, devDefaults),
     checkout: resolveCheckout(env),
   };

@@ -137,6 +137,7 @@ export const CRON_JOBS = [
   'reconcile-orders',
   'end-quests',
   'advance-rounds',
+  'freeze-leaderboards',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -146,7 +147,8 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`expire-orders`: settle pending orders past their time (expire their Checkout Session at Stripe, or fulfil one that was paid); ' +
     '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones; ' +
     '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
-    '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid',
+    '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid; ' +
+    '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

@@ -79,11 +79,17 @@ export async function load(
   },
 ): Promise<LoadResult> {
   if ((options.tool ?? 'autocannon') === 'wrk') return loadWithWrk(url, options);
-  const result = await autocannon({
-    url,
-    connections: options.connections,
-    duration: options.durationSeconds,
-  });
+  return fromAutocannon(
+    await autocannon({
+      url,
+      connections: options.connections,
+      duration: options.durationSeconds,
+    }),
+  );
+}
+
+/** An autocannon run's figures, as every load run reports them. */
+export function fromAutocannon(result: autocannon.Result): LoadResult {
   return {
     requests: result.requests.total,
     requestsPerSecond: result.requests.average,

@@ -17,6 +17,7 @@ import adminQuestRoutes from './admin/quests/index.js';
 import leagueRoutes from './leagues/index.js';
 import adminLeagueRoutes from './admin/leagues/index.js';
 import roundBoardRoutes from './leaderboards/rounds/index.js';
+import leaderboardRoutes from './leaderboards/index.js';
 import checkoutRoutes from './checkout/index.js';
 import cronRoutes from './cron/index.js';
 import webhookRoutes from './webhooks/index.js';
@@ -60,4 +61,5 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(leagueRoutes, { prefix: '/leagues' });
   await app.register(adminLeagueRoutes, { prefix: '/admin/leagues' });
   await app.register(roundBoardRoutes, { prefix: '/leaderboards/rounds' });
+  await app.register(leaderboardRoutes, { prefix: '/leaderboards' });
 }

@@ -37,6 +37,8 @@ export const TEST_ENV: Record<string, string> = {
   DATABASE_QUEUE_LIMIT: '0',
   // Tests drain the event consumers when they need them (`consumer.drain()`), or turn them on.
   EVENT_CONSUMERS: 'false',
+  // Reads see what a test just wrote; the cache has a test of its own.
+  LEADERBOARD_CACHE: '0',
 };
 
 /** Which server the suite runs on, for test names and comments. */

@@ -54,13 +54,13 @@ export const LEADERBOARD_INVARIANTS: Invariant[] = [
     ),
   },
   {
-    name: "the all-time collector board holds each fan's score (its points in hundredths) once the consumer has caught up",
+    name: "the all-time collector board holds each fan's score (its points in hundredths) once the consumer has read every pull (checked only then)",
     check: violations(
       sql`select u.id, u.score, e.score as board_score
           from users u left join leaderboard_entries e on e.board = 'collectors:all-time' and e.user_id = u.id
           where (u.score > 0 or e.score is not null) and coalesce(e.score, 0) <> u.score::bigint * 100
-            and not exists (select 1 from event_cursors c where c.consumer = 'leaderboards'
-                            and exists (select 1 from events v where (v.txid, v.id) > (c.txid, c.event_id) and v.type in ('pack.opened', 'reward.granted')))`,
+            and exists (select 1 from event_cursors c where c.consumer = 'leaderboards'
+                        and not exists (select 1 from events v where (v.txid, v.id) > (c.txid, c.event_id) and v.type in ('pack.opened', 'reward.granted')))`,
     ),
   },
 ];

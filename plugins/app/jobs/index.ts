@@ -67,6 +67,11 @@ export default fp(
       'end-quests': async () => ({ processed: await fastify.quests.endOverdue(BATCH) }),
       // Statuses follow the clock; rounds past finalizesAt are finalized, unpaid prizes resumed.
       'advance-rounds': async () => ({ processed: await fastify.leagues.finalizer.advance(ROUND_BATCH) }),
+      // A window that closed is ranked once and frozen, after the consumer has counted what it held.
+      'freeze-leaderboards': async () => {
+        await fastify.leaderboards.consumer.drain();
+        return { processed: await fastify.leaderboards.freezeClosed() };
+      },
     };
 
     const jobs: Jobs = {
@@ -118,5 +123,8 @@ export default fp(
       });
     }
   },
-  { name: 'jobs', dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency', 'quests', 'leagues'] },
+  {
+    name: 'jobs',
+    dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency', 'quests', 'leagues', 'leaderboards'],
+  },
 );

@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { LeaderboardRow } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
 import { rowsOf, textArray } from '../rows.js';
-import { boardHasher, bucketsOf, type CountDelta, countDeltas, ranksOfSlice } from './ranks.js';
+import { boardHasher, type CountDelta, countDeltas, LEVELS, ranksOfSlice, SCORE_OFFSET } from './ranks.js';
 
 /** A board as its first change creates it. */
 export type BoardIdentity = Pick<LeaderboardRow, 'key' | 'kind' | 'subjectId' | 'window' | 'windowKey' | 'timeZone'>;
@@ -181,54 +181,43 @@ const DISPLAY_NAME = (alias: string) =>
   sql.raw(`(select u.display_name from users u where u.id = ${alias}.user_id) as display_name`);
 
 /**
- * The two counts a slice's ranks come from (ranksOfSlice): the fans above its top score (at most
- * 255 buckets per level, bounds computed here) and the fans holding that score.
- */
-async function countsAt(db: Database, board: string, top: number): Promise<{ above: number; at: number }> {
-  const buckets = bucketsOf(top);
-  const ranges = buckets.map((bucket, level) => {
-    const parent = buckets[level + 1];
-    // Below the top level, only the buckets of the same parent: the parent's level counts the rest.
-    return parent === undefined
-      ? sql`(c.level = ${level} and c.bucket > ${bucket})`
-      : sql`(c.level = ${level} and c.bucket > ${bucket} and c.bucket < ${(parent + 1) * 256})`;
-  });
-  const [row] = rowsOf<{ above: string; at: string }>(
-    await db.execute(sql`
-      select (select coalesce(sum(c.fans), 0) from leaderboard_counts c
-              where c.board = ${board} and (${sql.join(ranges, sql` or `)}))::text as above,
-             (select coalesce(max(c.fans), 0) from leaderboard_counts c
-              where c.board = ${board} and c.level = 0 and c.bucket = ${buckets[0]})::text as at`),
-  );
-  return { above: Number(row?.above ?? 0), at: Number(row?.at ?? 0) };
-}
-
-/**
  * A contiguous slice of a live board (the rows `slice` selects, in board order) with each row's
- * rank, read in one snapshot: the rows and the counts are of one moment.
+ * rank, in one statement, so the rows and the counts are of one moment. The ranks come from two
+ * counts at the slice's top score (ranksOfSlice): the fans above it, summed from at most 255
+ * buckets per level of the rank structure, and the fans holding it.
  */
 async function rankedSlice(db: Database, board: string, slice: SQL): Promise<(RankedRow & { reachedAt: string })[]> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`set transaction isolation level repeatable read, read only`);
-    const rows = rowsOf<Omit<RankedSqlRow, 'rank'> & { reached_at: string }>(
-      await tx.execute(sql`
-        with slice as (${slice})
-        select p.user_id, ${DISPLAY_NAME('p')}, p.score::text, null::integer as position,
-          to_char(p.reached_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as reached_at
-        from slice p order by p.order_key, p.reached_at, p.user_id`),
-    );
-    const first = rows[0];
-    if (!first) return [];
-    const counts = await countsAt(tx, board, Number(first.score));
-    const ranks = ranksOfSlice(
-      rows.map((row) => Number(row.score)),
-      counts.above,
-      counts.at,
-    );
-    return rows.map(
-      (row, index) => toRanked({ ...row, rank: String(ranks[index]) }) as RankedRow & { reachedAt: string },
-    );
+  const ranges = Array.from({ length: LEVELS }, (_, level) => {
+    const shift = (bits: number) => sql.raw(String(bits));
+    const own = sql`c.level = ${shift(level)} and c.bucket ${level === 0 ? sql`>=` : sql`>`} t.key >> ${shift(8 * level)}`;
+    // Below the top level, only the buckets of the same parent: the parent's level counts the rest.
+    return level === LEVELS - 1
+      ? sql`(${own})`
+      : sql`(${own} and c.bucket < ((t.key >> ${shift(8 * (level + 1))}) + 1) << 8)`;
   });
+  const rows = rowsOf<Omit<RankedSqlRow, 'rank'> & { reached_at: string; above: string; at: string }>(
+    await db.execute(sql`
+      with slice as (${slice}),
+      top as (select max(score) + ${sql.raw(String(SCORE_OFFSET))} as key from slice),
+      counts as (
+        select coalesce(sum(c.fans) filter (where c.level > 0 or c.bucket > t.key), 0)::text as above,
+               coalesce(sum(c.fans) filter (where c.level = 0 and c.bucket = t.key), 0)::text as at
+        from top t, leaderboard_counts c
+        where c.board = ${board} and (${sql.join(ranges, sql` or `)}))
+      select p.user_id, ${DISPLAY_NAME('p')}, p.score::text, null::integer as position,
+        to_char(p.reached_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as reached_at, c.above, c.at
+      from slice p, counts c order by p.order_key, p.reached_at, p.user_id`),
+  );
+  const first = rows[0];
+  if (!first) return [];
+  const ranks = ranksOfSlice(
+    rows.map((row) => Number(row.score)),
+    Number(first.above),
+    Number(first.at),
+  );
+  return rows.map(
+    (row, index) => toRanked({ ...row, rank: String(ranks[index]) }) as RankedRow & { reachedAt: string },
+  );
 }
 
 /** The order of a live board (score descending, the first to reach it first, then user id), and of its keyset reads. */

@@ -32,13 +32,13 @@ import {
 
 /** What the leaderboards read of leagues, through the leagues service. */
 export interface LeagueReader {
-  /** A league (null when unknown). */
-  leagueOf(db: Database, leagueId: string): Promise<{ id: string; timeZone: string; season: string } | null>;
-  /** A round with what its totals need. */
+  /** A league (undefined when unknown). */
+  leagueOf(db: Database, leagueId: string): Promise<{ leagueId: string; timeZone: string; season: string } | undefined>;
+  /** A round with what its totals need: its league, the league's zone, its season, when it locks. */
   roundOf(
     db: Database,
     roundId: string,
-  ): Promise<{ id: string; leagueId: string; season: string; locksAt: Date; finalizedAt: Date | null } | null>;
+  ): Promise<{ roundId: string; leagueId: string; timeZone: string; season: string; locksAt: Date } | undefined>;
   /** A final round's standings after a position, in position order (scores in hundredths). */
   standingsPage(
     db: Database,
@@ -142,7 +142,8 @@ export function createLeaderboardsService({
   leagues: LeagueReader;
   cacheMs: number;
 }) {
-  const cache = new Map<string, { expires: number; page: BoardPage }>();
+  /** Top pages by board and limit: the last one read, and the read under way. */
+  const cache = new Map<string, { expires: number; page?: BoardPage; pending?: Promise<BoardPage> }>();
 
   const infoOf = (identity: BoardIdentity, stored: LeaderboardRow | undefined, now: Date): BoardInfo => ({
     kind: identity.kind as BoardInfo['kind'],
@@ -156,14 +157,38 @@ export function createLeaderboardsService({
     asOf: (stored?.frozenAt ?? now).toISOString(),
   });
 
+  /**
+   * A board's first page from memory: fresh for `cacheMs`; past that, the page read last is still
+   * answered while one read (never one per request: a crowd would queue on the pool) replaces it.
+   */
+  function cachedTopPage(identity: BoardIdentity, limit: number): Promise<BoardPage> {
+    const key = `${identity.key}\u0000${limit}`;
+    let entry = cache.get(key);
+    if (entry?.page && entry.expires > Date.now()) return Promise.resolve(entry.page);
+    if (!entry?.pending) {
+      if (!entry && cache.size >= CACHE_ENTRIES) cache.clear();
+      const pending = read(identity, undefined, limit).finally(() => {
+        const current = cache.get(key);
+        if (current?.pending === pending) current.pending = undefined;
+      });
+      pending.then(
+        (page) => cache.set(key, { expires: Date.now() + cacheMs, page }),
+        () => {},
+      );
+      entry = { expires: entry?.expires ?? 0, page: entry?.page, pending };
+      cache.set(key, entry);
+    }
+    return entry.page ? Promise.resolve(entry.page) : (entry.pending as Promise<BoardPage>);
+  }
+
   async function page(identity: BoardIdentity, query: { limit?: number; cursor?: string }): Promise<BoardPage> {
     const limit = query.limit ?? 100;
     const cursor = decodeCursor(query.cursor);
-    const cacheKey = `${identity.key}\u0000${limit}`;
-    if (cursor === undefined && cacheMs > 0) {
-      const hit = cache.get(cacheKey);
-      if (hit && hit.expires > Date.now()) return hit.page;
-    }
+    if (cursor === undefined && cacheMs > 0) return cachedTopPage(identity, limit);
+    return read(identity, cursor, limit);
+  }
+
+  async function read(identity: BoardIdentity, cursor: Cursor | undefined, limit: number): Promise<BoardPage> {
     const now = new Date();
     const [stored] = await boardsByKey(db.orm, [identity.key]);
     const board = infoOf(identity, stored, now);
@@ -194,16 +219,25 @@ export function createLeaderboardsService({
             ? encodeCursor({ live: { score: last.score, reachedAt: last.reachedAt, userId: last.userId } })
             : null,
       };
-      if (cursor === undefined && cacheMs > 0) {
-        if (cache.size >= CACHE_ENTRIES) cache.clear();
-        cache.set(cacheKey, { expires: Date.now() + cacheMs, page: result });
-      }
     }
     return result;
   }
 
+  /** What a board is (frozen or not, its entrants), remembered for `cacheMs`: every fan's rank reads it. */
+  const boardRows = new Map<string, { expires: number; row: LeaderboardRow | undefined }>();
+  async function boardRow(key: string): Promise<LeaderboardRow | undefined> {
+    const known = boardRows.get(key);
+    if (known && known.expires > Date.now()) return known.row;
+    const [row] = await boardsByKey(db.orm, [key]);
+    if (cacheMs > 0) {
+      if (boardRows.size >= CACHE_ENTRIES) boardRows.clear();
+      boardRows.set(key, { expires: Date.now() + cacheMs, row });
+    }
+    return row;
+  }
+
   async function around(identity: BoardIdentity, userId: string, count: number): Promise<BoardAround> {
-    const [stored] = await boardsByKey(db.orm, [identity.key]);
+    const stored = await boardRow(identity.key);
     const board = infoOf(identity, stored, new Date());
     const found = stored?.frozenAt
       ? await frozenAround(db.orm, identity.key, userId, count)
@@ -215,7 +249,7 @@ export function createLeaderboardsService({
   async function leagueIdentity(leagueId: string, query: WindowChoice): Promise<BoardIdentity> {
     const league = await leagues.leagueOf(db.orm, leagueId);
     if (!league) throw leagueNotFound();
-    return leagueBoardOf(league, query, new Date());
+    return leagueBoardOf({ id: league.leagueId, timeZone: league.timeZone, season: league.season }, query, new Date());
   }
 
   /** What one event adds to which boards, in chunks (a round of a million fans is read page by page). */
@@ -238,15 +272,15 @@ export function createLeaderboardsService({
       };
     } else if (event.type === 'round.finalized') {
       const round = await leagues.roundOf(tx, event.data.roundId);
-      const league = round && (await leagues.leagueOf(tx, round.leagueId));
-      if (!round || !league) return;
+      if (!round) return;
+      const league = { id: round.leagueId, timeZone: round.timeZone };
       const boards = [
         leagueBoard(league, 'all-time', 'all-time'),
         leagueBoard(league, 'season', round.season),
         leagueBoard(league, 'week', weekOf(round.locksAt, league.timeZone).key),
       ];
       for (let after = 0; ; ) {
-        const standings = await leagues.standingsPage(tx, round.id, after, STANDINGS_PAGE);
+        const standings = await leagues.standingsPage(tx, round.roundId, after, STANDINGS_PAGE);
         yield {
           boards,
           deltas: standings.flatMap((standing) =>

@@ -70,12 +70,13 @@ export const collectorBoardsAt = (at: Date): BoardIdentity[] => [
 /** The collector board a query asks for; it has no seasons. */
 export function collectorsBoardOf(query: WindowChoice, now: Date): BoardIdentity {
   const window = query.window ?? 'all-time';
-  if (query.season !== undefined) throw misplaced('season');
-  if (query.week !== undefined && window !== 'week') throw misplaced('week');
-  if (window === 'season')
+  if (window === 'season' || query.season !== undefined)
     throw new ValidationError('The collector board has no seasons: ask window=all-time or window=week.', [
-      { path: '/querystring/window', message: 'all-time or week' },
+      window === 'season'
+        ? { path: '/querystring/window', message: 'all-time or week' }
+        : { path: '/querystring/season', message: 'the collector board has no seasons' },
     ]);
+  if (query.week !== undefined && window !== 'week') throw misplaced('week');
   if (window === 'all-time') return collectorsBoard('all-time');
   const week = query.week ?? weekOf(now, COLLECTORS_TIME_ZONE).key;
   if (!weekByKey(week, COLLECTORS_TIME_ZONE)) throw unknownWeek(week);

@@ -386,3 +386,21 @@ export async function setStandingGrant(tx: Database, roundId: string, userId: st
     .set({ grantId })
     .where(and(eq(roundStandings.roundId, roundId), eq(roundStandings.userId, userId)));
 }
+
+/** How many of a league's rounds are not final: of a season, or locking within [from, to). */
+export async function countUnfinishedRounds(
+  db: Database,
+  leagueId: string,
+  filter: { season: string } | { locksFrom: Date; locksBefore: Date },
+): Promise<number> {
+  const within =
+    'season' in filter
+      ? sql`season = ${filter.season}`
+      : sql`locks_at >= ${filter.locksFrom} and locks_at < ${filter.locksBefore}`;
+  const [row] = rowsOf<{ count: number }>(
+    await db.execute(sql`
+      select count(*)::int as count from league_rounds
+      where league_id = ${leagueId} and finalized_at is null and ${within}`),
+  );
+  return row?.count ?? 0;
+}

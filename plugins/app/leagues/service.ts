@@ -43,6 +43,7 @@ import {
   standingOf,
   standingsAfter,
   standingsBetween,
+  countUnfinishedRounds,
 } from './repository.js';
 import { checkLineup, notOwnedDetails } from './rules.js';
 
@@ -318,6 +319,15 @@ export function createLeaguesService({
         season: league.season,
         status: league.status,
       };
+    },
+
+    /** How many of a league's rounds are not final yet: of a season, or locking within [from, to) (when a board's window can close). */
+    unfinishedRounds(
+      db: Database,
+      leagueId: string,
+      filter: { season: string } | { locksFrom: Date; locksBefore: Date },
+    ): Promise<number> {
+      return countUnfinishedRounds(db, leagueId, filter);
     },
   };
 }
