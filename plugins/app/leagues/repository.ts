@@ -306,29 +306,54 @@ export async function countScores(db: Database, roundId: string): Promise<number
 
 export type NewStanding = Omit<RoundStandingRow, 'grantId'>;
 
-const STANDINGS_BATCH = 1000;
+const STANDINGS_BATCH = 10_000;
 
-/** Writes the standings, a thousand rows per statement. */
+/** Writes the standings, ten thousand rows per statement (one array per column: the fastest bulk insert short of COPY). */
 export async function insertStandings(tx: Database, rows: readonly NewStanding[]): Promise<void> {
+  const array = (values: unknown[], type: string) => sql`${sql.param(values)}::${sql.raw(type)}[]`;
   for (let start = 0; start < rows.length; start += STANDINGS_BATCH) {
-    const batch = rows.slice(start, start + STANDINGS_BATCH).map((row) => ({
-      round_id: row.roundId,
-      user_id: row.userId,
-      position: row.position,
-      rank: row.rank,
-      score: row.score,
-      best: row.best,
-      submitted_at: row.submittedAt.toISOString(),
-      reward_id: row.rewardId,
-      prize_band: row.prizeBand,
-      promised: row.promised,
-    }));
+    const batch = rows.slice(start, start + STANDINGS_BATCH);
     await tx.execute(sql`
       insert into round_standings (round_id, user_id, position, rank, score, best, submitted_at, reward_id, prize_band, promised)
-      select r.round_id, r.user_id, r.position, r.rank, r.score, r.best, r.submitted_at, r.reward_id, r.prize_band, r.promised
-      from jsonb_to_recordset(${jsonb(batch)})
-        as r(round_id text, user_id text, position integer, rank integer, score bigint, best bigint,
-             submitted_at timestamptz, reward_id text, prize_band integer, promised boolean)`);
+      select ${batch[0]?.roundId}, r.user_id, r.position, r.rank, r.score, r.best, r.submitted_at, r.reward_id, r.prize_band, r.promised
+      from unnest(
+        ${array(
+          batch.map((row) => row.userId),
+          'text',
+        )},
+        ${array(
+          batch.map((row) => row.position),
+          'integer',
+        )},
+        ${array(
+          batch.map((row) => row.rank),
+          'integer',
+        )},
+        ${array(
+          batch.map((row) => row.score),
+          'bigint',
+        )},
+        ${array(
+          batch.map((row) => row.best),
+          'bigint',
+        )},
+        ${array(
+          batch.map((row) => row.submittedAt.toISOString()),
+          'timestamptz',
+        )},
+        ${array(
+          batch.map((row) => row.rewardId),
+          'text',
+        )},
+        ${array(
+          batch.map((row) => row.prizeBand),
+          'integer',
+        )},
+        ${array(
+          batch.map((row) => row.promised),
+          'boolean',
+        )}
+      ) as r(user_id, position, rank, score, best, submitted_at, reward_id, prize_band, promised)`);
   }
 }
 
