@@ -316,6 +316,15 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
       });
     },
 
+    /** Every score posted for the round, by collectibleId (the team's viewers may read them). */
+    async scores(principal: Principal, leagueId: string, roundId: string): Promise<RoundScores> {
+      return db.transaction(async (tx) => {
+        await authorizedLeague(tx, principal, leagueId, 'catalog:read');
+        if (!(await findRound(tx, roundId, { leagueId }))) throw roundNotFound();
+        return { roundId, scores: await scoresOf(tx, roundId) };
+      });
+    },
+
     /**
      * Sets collectibles' points in a locked round (not final). A value that changes a score
      * already posted is a correction, audited with the scores before and after. Answers every

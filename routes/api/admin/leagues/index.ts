@@ -105,6 +105,26 @@ const adminLeagueRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }),
   );
 
+  app.get(
+    '/:id/rounds/:roundId/scores',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['Admin', 'Leagues'],
+        summary: 'A round’s scores',
+        description:
+          'Every collectible’s points posted for the round, by collectibleId. The team’s viewers may read them.',
+        operationId: 'getRoundScores',
+        params: RoundParams,
+        response: { 200: RoundScoresResponse, ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => ({
+      success: true as const,
+      data: await app.leagues.admin.scores(callerOf(request), request.params.id, request.params.roundId),
+    }),
+  );
+
   app.post(
     '/:id/rounds/:roundId/scores',
     {

@@ -248,6 +248,12 @@ t.test('a score correction before finalization is audited; scores after it are r
     ],
     'the corrected score ranks',
   );
+  const read = await call(app, 'GET', `${adminRoundUrl(world.leagueId, round.id)}/scores`, world.staff.viewer);
+  expectStatus(read, 200, 'a viewer reads the scores');
+  t.same(
+    read.json().data.scores.find((s: { collectibleId: string }) => s.collectibleId === rare),
+    { collectibleId: rare, score: 9 },
+  );
   const late = await postScores(app, world.leagueId, round.id, [{ collectibleId: epic, score: 50 }]);
   t.equal(late.statusCode, 409);
   t.equal(codeOf(late), 'round_final');
