@@ -16,17 +16,19 @@ import {
   dueRounds,
   findLeague,
   findRound,
-  hasUnpaidWinner,
-  insertStandings,
   lineupCopies,
   materializeStatuses,
-  type NewStanding,
   scoresOf,
-  setStandingGrant,
   unpaidRounds,
-  unpaidWinners,
   updateRound,
 } from './repository.js';
+import {
+  hasUnpaidWinner,
+  insertStandings,
+  type NewStanding,
+  setStandingGrant,
+  unpaidWinners,
+} from './standings-repository.js';
 import { bandSize, lineupScore, multipliersInHundredths, rankStandings, standingsHash, winners } from './rules.js';
 
 /** Prizes paid per transaction: a round of many winners never holds its lock for long. */

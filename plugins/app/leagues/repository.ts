@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import {
   type LeagueRow,
   leagueRounds,
@@ -6,16 +6,14 @@ import {
   lineupEntries,
   lineups,
   type RoundRow,
-  type RoundStandingRow,
   roundScores,
-  roundStandings,
 } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { Database } from '../database/index.js';
 import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 import { jsonb, rowsOf, textArray } from '../rows.js';
 
-/** SQL of leagues, rounds, lineups, scores and standings. Writes run inside the caller's transaction. */
+/** SQL of leagues, rounds, lineups and scores (standings: standings-repository.ts). Writes run inside the caller's transaction. */
 
 // --- Leagues ------------------------------------------------------------------------------------
 
@@ -141,6 +139,24 @@ export async function unpaidRounds(db: Database, limit: number): Promise<string[
     .orderBy(asc(leagueRounds.finalizedAt))
     .limit(limit);
   return rows.map((row) => row.id);
+}
+
+/** How many of a league's rounds are not final: of a season, or locking within [from, to). */
+export async function countUnfinishedRounds(
+  db: Database,
+  leagueId: string,
+  filter: { season: string } | { locksFrom: Date; locksBefore: Date },
+): Promise<number> {
+  const within =
+    'season' in filter
+      ? sql`season = ${filter.season}`
+      : sql`locks_at >= ${filter.locksFrom} and locks_at < ${filter.locksBefore}`;
+  const [row] = rowsOf<{ count: number }>(
+    await db.execute(sql`
+      select count(*)::int as count from league_rounds
+      where league_id = ${leagueId} and finalized_at is null and ${within}`),
+  );
+  return row?.count ?? 0;
 }
 
 // --- Lineups ------------------------------------------------------------------------------------
@@ -299,133 +315,5 @@ export async function countScores(db: Database, roundId: string): Promise<number
     .select({ count: sql<number>`count(*)::int` })
     .from(roundScores)
     .where(eq(roundScores.roundId, roundId));
-  return row?.count ?? 0;
-}
-
-// --- Standings ----------------------------------------------------------------------------------
-
-export type NewStanding = Omit<RoundStandingRow, 'grantId'>;
-
-const STANDINGS_BATCH = 10_000;
-
-/** Writes the standings, ten thousand rows per statement (one array per column: the fastest bulk insert short of COPY). */
-export async function insertStandings(tx: Database, rows: readonly NewStanding[]): Promise<void> {
-  const array = (values: unknown[], type: string) => sql`${sql.param(values)}::${sql.raw(type)}[]`;
-  for (let start = 0; start < rows.length; start += STANDINGS_BATCH) {
-    const batch = rows.slice(start, start + STANDINGS_BATCH);
-    await tx.execute(sql`
-      insert into round_standings (round_id, user_id, position, rank, score, best, submitted_at, reward_id, prize_band, promised)
-      select ${batch[0]?.roundId}, r.user_id, r.position, r.rank, r.score, r.best, r.submitted_at, r.reward_id, r.prize_band, r.promised
-      from unnest(
-        ${array(
-          batch.map((row) => row.userId),
-          'text',
-        )},
-        ${array(
-          batch.map((row) => row.position),
-          'integer',
-        )},
-        ${array(
-          batch.map((row) => row.rank),
-          'integer',
-        )},
-        ${array(
-          batch.map((row) => row.score),
-          'bigint',
-        )},
-        ${array(
-          batch.map((row) => row.best),
-          'bigint',
-        )},
-        ${array(
-          batch.map((row) => row.submittedAt.toISOString()),
-          'timestamptz',
-        )},
-        ${array(
-          batch.map((row) => row.rewardId),
-          'text',
-        )},
-        ${array(
-          batch.map((row) => row.prizeBand),
-          'integer',
-        )},
-        ${array(
-          batch.map((row) => row.promised),
-          'boolean',
-        )}
-      ) as r(user_id, position, rank, score, best, submitted_at, reward_id, prize_band, promised)`);
-  }
-}
-
-/** Standings by position: `limit` rows after `afterPosition` (0 for the first). */
-export function standingsAfter(db: Database, roundId: string, afterPosition: number, limit: number) {
-  return db
-    .select()
-    .from(roundStandings)
-    .where(and(eq(roundStandings.roundId, roundId), gt(roundStandings.position, afterPosition)))
-    .orderBy(asc(roundStandings.position))
-    .limit(limit);
-}
-
-/** Standings from position `from` to `to`, inclusive. */
-export function standingsBetween(db: Database, roundId: string, from: number, to: number) {
-  return db
-    .select()
-    .from(roundStandings)
-    .where(and(eq(roundStandings.roundId, roundId), sql`${roundStandings.position} between ${from} and ${to}`))
-    .orderBy(asc(roundStandings.position));
-}
-
-export async function standingOf(db: Database, roundId: string, userId: string) {
-  const [row] = await db
-    .select()
-    .from(roundStandings)
-    .where(and(eq(roundStandings.roundId, roundId), eq(roundStandings.userId, userId)));
-  return row;
-}
-
-/** Winners not yet paid, by position, after `afterPosition`. */
-export function unpaidWinners(tx: Database, roundId: string, afterPosition: number, limit: number) {
-  return tx
-    .select()
-    .from(roundStandings)
-    .where(
-      and(
-        eq(roundStandings.roundId, roundId),
-        isNotNull(roundStandings.rewardId),
-        isNull(roundStandings.grantId),
-        gt(roundStandings.position, afterPosition),
-      ),
-    )
-    .orderBy(asc(roundStandings.position))
-    .limit(limit);
-}
-
-export async function hasUnpaidWinner(tx: Database, roundId: string): Promise<boolean> {
-  return (await unpaidWinners(tx, roundId, 0, 1)).length > 0;
-}
-
-export async function setStandingGrant(tx: Database, roundId: string, userId: string, grantId: string) {
-  await tx
-    .update(roundStandings)
-    .set({ grantId })
-    .where(and(eq(roundStandings.roundId, roundId), eq(roundStandings.userId, userId)));
-}
-
-/** How many of a league's rounds are not final: of a season, or locking within [from, to). */
-export async function countUnfinishedRounds(
-  db: Database,
-  leagueId: string,
-  filter: { season: string } | { locksFrom: Date; locksBefore: Date },
-): Promise<number> {
-  const within =
-    'season' in filter
-      ? sql`season = ${filter.season}`
-      : sql`locks_at >= ${filter.locksFrom} and locks_at < ${filter.locksBefore}`;
-  const [row] = rowsOf<{ count: number }>(
-    await db.execute(sql`
-      select count(*)::int as count from league_rounds
-      where league_id = ${leagueId} and finalized_at is null and ${within}`),
-  );
   return row?.count ?? 0;
 }

@@ -40,11 +40,9 @@ import {
   overlappingUses,
   type StoredEntry,
   saveLineup,
-  standingOf,
-  standingsAfter,
-  standingsBetween,
   countUnfinishedRounds,
 } from './repository.js';
+import { standingOf, standingsAfter, standingsBetween } from './standings-repository.js';
 import { checkLineup, notOwnedDetails } from './rules.js';
 
 /** A row of a final round's standings, points in hundredths: what the league boards are built from. */
