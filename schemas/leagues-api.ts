@@ -161,12 +161,13 @@ export const UpdateRoundBody = StrictObject(
     locksAt: Type.Optional(instant('Not in the past')),
     endsAt: Type.Optional(instant('End of play')),
     finalizesAt: Type.Optional(Nullable(instant('At or after endsAt; null: an admin finalizes'))),
+    prizes: Type.Optional(Prizes),
   },
   {
     $id: 'UpdateRoundRequest',
     minProperties: 1,
     description:
-      'Upcoming: any field. Open: name, locksAt (not before now), endsAt, finalizesAt. Locked or final: nothing. Prizes are fixed at creation (their stock is promised then)',
+      'Upcoming: any field (new prizes release the stock the old ones held and promise theirs, or 409). Open: name, locksAt (not before now), endsAt, finalizesAt. Locked or final: nothing',
     examples: [{ locksAt: '2026-11-28T15:30:00.000Z' }],
   },
 );

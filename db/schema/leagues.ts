@@ -51,8 +51,10 @@ export const leagueRounds = pgTable(
     endsAt: ts('ends_at').notNull(),
     /** When the job finalizes the round by itself; null: an admin finalizes it. */
     finalizesAt: ts('finalizes_at'),
-    /** PrizeBand[]: fixed at creation (their stock is promised then). */
+    /** PrizeBand[]: their stock is promised when set; editable while the round is upcoming. */
     prizes: jsonb('prizes').notNull().default(sql`'[]'::jsonb`),
+    /** Edits of the prizes so far: the bands' promise keys carry it (plugins/app/leagues/prizes.ts). */
+    prizesVersion: integer('prizes_version').notNull().default(0),
     /**
      * The status as the job last materialized it (for listings and operators); the rules go by
      * the times and finalizedAt, never by this column.

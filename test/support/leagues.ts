@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../../app.js';
 import { bearer } from './app.js';
-import { ADMIN, createCollectible, expectStatus } from './catalog.js';
+import { ADMIN, createCollectible, expectStatus, packInStatus } from './catalog.js';
 import { sqlRows } from './economy.js';
 import { createReward } from './rewards.js';
 import { call, type StaffedTeam, signIn, staffedTeam } from './teams.js';
@@ -155,3 +155,13 @@ export const roundGrants = (app: App, roundId: string) =>
     app,
     sql`select id, user_id, source_key from grants where source_key like ${`round:${roundId}:%`} order by user_id`,
   );
+
+/** A band 1-1 whose reward is one pack of a pack with a supply of `supply`. */
+export async function packBand(app: App, world: LeagueWorld, supply: number) {
+  const { pack } = await packInStatus(app, 'active', {
+    pack: { teamId: world.staff.team.id, price: 5, cardsPerPack: 1, supply },
+    pool: [{ quantity: 20 }],
+  });
+  const reward = await createReward(app, { teamId: world.staff.team.id, packs: [{ packId: pack.id, count: 1 }] });
+  return { packId: pack.id, band: { fromRank: 1, toRank: 1, rewardId: reward.id } };
+}

@@ -16,7 +16,6 @@ import type { AuditService } from '../audit/service.js';
 import { type AdminAction, authorize, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
 import type { ErrorDetail } from '../errors.js';
-import { holdsStock } from '../quests/admin.js';
 import { canonicalTimeZone } from '../quests/periods.js';
 import type { RewardsService } from '../rewards/service.js';
 import type { TeamsService } from '../teams/service.js';
@@ -27,7 +26,6 @@ import {
   leagueArchived,
   leagueNotFound,
   locksAtPassed,
-  rewardNotInScope,
   roundFinal,
   roundImmutable,
   roundNotFound,
@@ -52,22 +50,17 @@ import {
   upsertScores,
   windowConflicts,
 } from './repository.js';
-import { bandSize, roundStatusAt, validateLeagueRules, validatePrizes, validateRoundTimes } from './rules.js';
+import { checkPrizes, promiseBands, releaseBands } from './prizes.js';
+import { roundStatusAt, validateLeagueRules, validateRoundTimes } from './rules.js';
 
-/** The key under which a round's prize band holds its packs and collectibles. */
-export const bandPromiseKey = (roundId: string, band: number) => `round:${roundId}:band:${band}`;
-
-/** The source key of a round's prize to one fan: one grant per fan and round, whatever retries do. */
-export const prizeSourceKey = (roundId: string, userId: string) => `round:${roundId}:${userId}`;
-
-/** Fields of a round an admin may change while it is open. */
+/** Fields of a round an admin may change while it is open (prizes: while upcoming only). */
 const OPEN_FIELDS = new Set(['name', 'locksAt', 'endsAt', 'finalizesAt']);
 
 export interface LeagueAdminDeps {
   db: DatabaseHandle;
   audit: Pick<AuditService, 'record'>;
   teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
-  rewards: Pick<RewardsService, 'findReward' | 'promise'>;
+  rewards: Pick<RewardsService, 'findReward' | 'promise' | 'release'>;
 }
 
 /** Leagues and rounds as their team's owners and editors (and platform admins) run them. */
@@ -222,7 +215,7 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
         finalizesAt: body.finalizesAt ? new Date(body.finalizesAt) : null,
       };
       const prizes = body.prizes ?? [];
-      const problems = [...validateRoundTimes(times), ...validatePrizes(prizes)];
+      const problems = validateRoundTimes(times);
       if (problems.length > 0) throw invalidRound(problems);
       return db.transaction(async (tx) => {
         const league = await authorizedLeague(tx, principal, leagueId, 'catalog:write', { lock: true });
@@ -230,14 +223,7 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
         const now = await databaseNow(tx);
         if (times.locksAt <= now) throw invalidRound([{ path: '/locksAt', message: 'must be in the future' }]);
         const id = randomUUID();
-        const stocked: number[] = [];
-        for (const [index, band] of prizes.entries()) {
-          const reward = await rewards.findReward(tx, band.rewardId);
-          const inScope =
-            reward !== undefined && (reward.teamId === league.teamId || (reward.teamId === null && principal.isAdmin));
-          if (!reward || !inScope) throw rewardNotInScope(index);
-          if (holdsStock(reward)) stocked.push(index);
-        }
+        const stocked = await checkPrizes(tx, rewards, prizes, { teamId: league.teamId, principal });
         const created = await insertRound(tx, {
           id,
           leagueId,
@@ -251,10 +237,7 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
           updatedAt: now,
         });
         // Every winner a band can have (ties at its last rank aside) is reserved now, or the round is refused.
-        for (const index of stocked) {
-          const band = prizes[index] as PrizeBand;
-          await rewards.promise(tx, { key: bandPromiseKey(id, index), rewardId: band.rewardId, count: bandSize(band) });
-        }
+        await promiseBands(tx, rewards, created, prizes, stocked);
         const round = toRound(created, now);
         await record(tx, principal, 'round.create', { type: 'round', id, teamId: league.teamId }, null, round, now);
         return round;
@@ -262,8 +245,8 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
     },
 
     /**
-     * Upcoming: any field. Open: name, locksAt (not before now), endsAt, finalizesAt. Locked or
-     * final: nothing. A new play window may not overlap another round holding one of this
+     * Upcoming: any field, prizes included (their stock re-promised). Open: name, locksAt (not
+     * before now), endsAt, finalizesAt. Locked or final: nothing. A new play window may not overlap another round holding one of this
      * round's copies.
      */
     async updateRound(principal: Principal, leagueId: string, roundId: string, body: UpdateRoundBody): Promise<Round> {
@@ -304,8 +287,17 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
               })),
             );
         }
+        // New bands (an upcoming round only): the old ones' stock goes back, the new ones' is promised or 409.
+        let prizes: { prizes: PrizeBand[]; prizesVersion: number } | undefined;
+        if (body.prizes !== undefined) {
+          const stocked = await checkPrizes(tx, rewards, body.prizes, { teamId: league.teamId, principal });
+          await releaseBands(tx, rewards, round);
+          prizes = { prizes: body.prizes, prizesVersion: round.prizesVersion + 1 };
+          await promiseBands(tx, rewards, { id: roundId, prizesVersion: prizes.prizesVersion }, body.prizes, stocked);
+        }
         const changed = await updateRound(tx, roundId, {
           ...(body.name === undefined ? {} : { name: body.name }),
+          ...prizes,
           ...next,
           status: roundStatusAt({ ...next, finalizedAt: null }, now) as RoundRow['status'],
           updatedAt: now,
@@ -321,6 +313,15 @@ export function createLeagueAdmin({ db, audit, teams, rewards }: LeagueAdminDeps
           now,
         );
         return after;
+      });
+    },
+
+    /** Every score posted for the round, by collectibleId (the team's viewers may read them). */
+    async scores(principal: Principal, leagueId: string, roundId: string): Promise<RoundScores> {
+      return db.transaction(async (tx) => {
+        await authorizedLeague(tx, principal, leagueId, 'catalog:read');
+        if (!(await findRound(tx, roundId, { leagueId }))) throw roundNotFound();
+        return { roundId, scores: await scoresOf(tx, roundId) };
       });
     },
 

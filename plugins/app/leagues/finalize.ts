@@ -8,7 +8,7 @@ import type { Database, DatabaseHandle } from '../database/index.js';
 import type { EventsService } from '../events/service.js';
 import { holdsStock } from '../quests/admin.js';
 import type { RewardsService } from '../rewards/service.js';
-import { bandPromiseKey, prizeSourceKey } from './admin.js';
+import { bandPromiseKey, prizeSourceKey, releaseBands } from './prizes.js';
 import { roundNotFound, roundNotLocked } from './errors.js';
 import { toRound } from './mappers.js';
 import {
@@ -16,17 +16,19 @@ import {
   dueRounds,
   findLeague,
   findRound,
-  hasUnpaidWinner,
-  insertStandings,
   lineupCopies,
   materializeStatuses,
-  type NewStanding,
   scoresOf,
-  setStandingGrant,
   unpaidRounds,
-  unpaidWinners,
   updateRound,
 } from './repository.js';
+import {
+  hasUnpaidWinner,
+  insertStandings,
+  type NewStanding,
+  setStandingGrant,
+  unpaidWinners,
+} from './standings-repository.js';
 import { bandSize, lineupScore, multipliersInHundredths, rankStandings, standingsHash, winners } from './rules.js';
 
 /** Prizes paid per transaction: a round of many winners never holds its lock for long. */
@@ -163,7 +165,9 @@ export function createRoundFinalizer({ db, audit, events, rewards, log }: Finali
                 userId: standing.userId,
                 rewardId: standing.rewardId as string,
                 reason: `league ${league.name}, round ${round.name}: rank ${standing.rank}`,
-                ...(promised ? { promiseKey: bandPromiseKey(roundId, standing.prizeBand as number) } : {}),
+                ...(promised
+                  ? { promiseKey: bandPromiseKey(roundId, standing.prizeBand as number, round.prizesVersion) }
+                  : {}),
               });
               await setStandingGrant(savepoint as Database, roundId, standing.userId, grant.id);
             });
@@ -178,7 +182,7 @@ export function createRoundFinalizer({ db, audit, events, rewards, log }: Finali
         const last = batch[batch.length - 1];
         if (batch.length === PRIZE_BATCH && last) return last.position;
         if (failure !== undefined || (await hasUnpaidWinner(tx, roundId))) return undefined;
-        await releasePromises(tx, round);
+        await releaseBands(tx, rewards, round);
         const now = await databaseNow(tx);
         await updateRound(tx, roundId, { prizesPaidAt: now, updatedAt: now });
         return undefined;
@@ -187,14 +191,6 @@ export function createRoundFinalizer({ db, audit, events, rewards, log }: Finali
       after = next;
     }
     if (failure !== undefined) throw failure;
-  }
-
-  /** Gives back what the round's bands promised and no winner took. */
-  async function releasePromises(tx: Database, round: RoundRow): Promise<void> {
-    for (const [index, band] of (round.prizes as PrizeBand[]).entries()) {
-      const reward = await rewards.findReward(tx, band.rewardId);
-      if (reward && holdsStock(reward)) await rewards.release(tx, bandPromiseKey(round.id, index));
-    }
   }
 
   /** Phase 1 when needed, then phase 2: safe to call again, concurrently, or after a crash. */

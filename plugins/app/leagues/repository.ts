@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import {
   type LeagueRow,
   leagueRounds,
@@ -6,16 +6,14 @@ import {
   lineupEntries,
   lineups,
   type RoundRow,
-  type RoundStandingRow,
   roundScores,
-  roundStandings,
 } from '../../../db/schema.js';
 import type { Rarity } from '../../../schemas/enums.js';
 import type { Database } from '../database/index.js';
 import { afterCursor, type PageRequest, toPage } from '../pagination.js';
 import { jsonb, rowsOf, textArray } from '../rows.js';
 
-/** SQL of leagues, rounds, lineups, scores and standings. Writes run inside the caller's transaction. */
+/** SQL of leagues, rounds, lineups and scores (standings: standings-repository.ts). Writes run inside the caller's transaction. */
 
 // --- Leagues ------------------------------------------------------------------------------------
 
@@ -143,6 +141,24 @@ export async function unpaidRounds(db: Database, limit: number): Promise<string[
   return rows.map((row) => row.id);
 }
 
+/** How many of a league's rounds are not final: of a season, or locking within [from, to). */
+export async function countUnfinishedRounds(
+  db: Database,
+  leagueId: string,
+  filter: { season: string } | { locksFrom: Date; locksBefore: Date },
+): Promise<number> {
+  const within =
+    'season' in filter
+      ? sql`season = ${filter.season}`
+      : sql`locks_at >= ${filter.locksFrom} and locks_at < ${filter.locksBefore}`;
+  const [row] = rowsOf<{ count: number }>(
+    await db.execute(sql`
+      select count(*)::int as count from league_rounds
+      where league_id = ${leagueId} and finalized_at is null and ${within}`),
+  );
+  return row?.count ?? 0;
+}
+
 // --- Lineups ------------------------------------------------------------------------------------
 
 /**
@@ -177,6 +193,19 @@ export async function findLineup(db: Database, roundId: string, userId: string) 
     .where(and(eq(lineupEntries.roundId, roundId), eq(lineupEntries.userId, userId)))
     .orderBy(asc(lineupEntries.position));
   return { lineup, entries: entries as StoredEntry[] };
+}
+
+/**
+ * Locks FOR SHARE the other rounds whose lineups hold any of `pullIds`, in id order: a change of
+ * their play window (FOR UPDATE) then waits for this lineup, or this lineup reads the new window.
+ */
+export async function lockRoundsHolding(tx: Database, pullIds: readonly string[], exceptRoundId: string) {
+  if (pullIds.length === 0) return;
+  await tx.execute(sql`
+    select r.id from league_rounds r
+    where r.id in (select e.round_id from lineup_entries e where e.pull_id = any(${textArray(pullIds)}) and e.round_id <> ${exceptRoundId})
+    order by r.id
+    for share`);
 }
 
 /**
@@ -286,108 +315,5 @@ export async function countScores(db: Database, roundId: string): Promise<number
     .select({ count: sql<number>`count(*)::int` })
     .from(roundScores)
     .where(eq(roundScores.roundId, roundId));
-  return row?.count ?? 0;
-}
-
-// --- Standings ----------------------------------------------------------------------------------
-
-export type NewStanding = Omit<RoundStandingRow, 'grantId'>;
-
-const STANDINGS_BATCH = 1000;
-
-/** Writes the standings, a thousand rows per statement. */
-export async function insertStandings(tx: Database, rows: readonly NewStanding[]): Promise<void> {
-  for (let start = 0; start < rows.length; start += STANDINGS_BATCH) {
-    const batch = rows.slice(start, start + STANDINGS_BATCH).map((row) => ({
-      round_id: row.roundId,
-      user_id: row.userId,
-      position: row.position,
-      rank: row.rank,
-      score: row.score,
-      best: row.best,
-      submitted_at: row.submittedAt.toISOString(),
-      reward_id: row.rewardId,
-      prize_band: row.prizeBand,
-      promised: row.promised,
-    }));
-    await tx.execute(sql`
-      insert into round_standings (round_id, user_id, position, rank, score, best, submitted_at, reward_id, prize_band, promised)
-      select r.round_id, r.user_id, r.position, r.rank, r.score, r.best, r.submitted_at, r.reward_id, r.prize_band, r.promised
-      from jsonb_to_recordset(${jsonb(batch)})
-        as r(round_id text, user_id text, position integer, rank integer, score bigint, best bigint,
-             submitted_at timestamptz, reward_id text, prize_band integer, promised boolean)`);
-  }
-}
-
-/** Standings by position: `limit` rows after `afterPosition` (0 for the first). */
-export function standingsAfter(db: Database, roundId: string, afterPosition: number, limit: number) {
-  return db
-    .select()
-    .from(roundStandings)
-    .where(and(eq(roundStandings.roundId, roundId), gt(roundStandings.position, afterPosition)))
-    .orderBy(asc(roundStandings.position))
-    .limit(limit);
-}
-
-/** Standings from position `from` to `to`, inclusive. */
-export function standingsBetween(db: Database, roundId: string, from: number, to: number) {
-  return db
-    .select()
-    .from(roundStandings)
-    .where(and(eq(roundStandings.roundId, roundId), sql`${roundStandings.position} between ${from} and ${to}`))
-    .orderBy(asc(roundStandings.position));
-}
-
-export async function standingOf(db: Database, roundId: string, userId: string) {
-  const [row] = await db
-    .select()
-    .from(roundStandings)
-    .where(and(eq(roundStandings.roundId, roundId), eq(roundStandings.userId, userId)));
-  return row;
-}
-
-/** Winners not yet paid, by position, after `afterPosition`. */
-export function unpaidWinners(tx: Database, roundId: string, afterPosition: number, limit: number) {
-  return tx
-    .select()
-    .from(roundStandings)
-    .where(
-      and(
-        eq(roundStandings.roundId, roundId),
-        isNotNull(roundStandings.rewardId),
-        isNull(roundStandings.grantId),
-        gt(roundStandings.position, afterPosition),
-      ),
-    )
-    .orderBy(asc(roundStandings.position))
-    .limit(limit);
-}
-
-export async function hasUnpaidWinner(tx: Database, roundId: string): Promise<boolean> {
-  return (await unpaidWinners(tx, roundId, 0, 1)).length > 0;
-}
-
-export async function setStandingGrant(tx: Database, roundId: string, userId: string, grantId: string) {
-  await tx
-    .update(roundStandings)
-    .set({ grantId })
-    .where(and(eq(roundStandings.roundId, roundId), eq(roundStandings.userId, userId)));
-}
-
-/** How many of a league's rounds are not final: of a season, or locking within [from, to). */
-export async function countUnfinishedRounds(
-  db: Database,
-  leagueId: string,
-  filter: { season: string } | { locksFrom: Date; locksBefore: Date },
-): Promise<number> {
-  const within =
-    'season' in filter
-      ? sql`season = ${filter.season}`
-      : sql`locks_at >= ${filter.locksFrom} and locks_at < ${filter.locksBefore}`;
-  const [row] = rowsOf<{ count: number }>(
-    await db.execute(sql`
-      select count(*)::int as count from league_rounds
-      where league_id = ${leagueId} and finalized_at is null and ${within}`),
-  );
   return row?.count ?? 0;
 }

@@ -36,14 +36,13 @@ import {
   listLeagues,
   listRounds,
   lockFanLineups,
+  lockRoundsHolding,
   overlappingUses,
   type StoredEntry,
   saveLineup,
-  standingOf,
-  standingsAfter,
-  standingsBetween,
   countUnfinishedRounds,
 } from './repository.js';
+import { standingOf, standingsAfter, standingsBetween } from './standings-repository.js';
 import { checkLineup, notOwnedDetails } from './rules.js';
 
 /** A row of a final round's standings, points in hundredths: what the league boards are built from. */
@@ -81,7 +80,8 @@ export interface LeagueInfo {
   status: LeagueRow['status'];
 }
 
-/** The board's cursor: the last position served, base64url JSON. */
+/** The board's cursor: the last position served, base64url JSON (a position is a 32-bit integer). */
+const MAX_POSITION = 2_147_483_647;
 const encodeBoardCursor = (position: number) => Buffer.from(JSON.stringify({ position })).toString('base64url');
 
 function decodeBoardCursor(cursor: string | undefined): number {
@@ -93,7 +93,7 @@ function decodeBoardCursor(cursor: string | undefined): number {
     parsed = undefined;
   }
   const position = (parsed as { position?: unknown } | undefined)?.position;
-  if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1) {
+  if (typeof position !== 'number' || !Number.isInteger(position) || position < 1 || position > MAX_POSITION) {
     throw new ValidationError(
       'The cursor is not valid; use the nextCursor of a previous page.',
       [{ path: '/querystring/cursor', message: 'is not a cursor this API issued' }],
@@ -214,6 +214,7 @@ export function createLeaguesService({
         const check = checkLineup({ rules: league.rules as LeagueRules, leagueTeamId: league.teamId, pullIds, copies });
         if (check.notOwned.length > 0) throw pullsNotOwned(notOwnedDetails(check.notOwned));
         if (check.invalid.length > 0) throw invalidLineup(check.invalid);
+        await lockRoundsHolding(tx, pullIds, roundId);
         const uses = await overlappingUses(tx, pullIds, { roundId, locksAt: round.locksAt, endsAt: round.endsAt });
         if (uses.length > 0) {
           throw copyInOverlappingRound(

@@ -87,7 +87,7 @@ const adminLeagueRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Admin', 'Leagues'],
         summary: 'Edit a round',
         description:
-          'Upcoming: any field. Open: `name`, `locksAt` (not before now), `endsAt`, `finalizesAt`. Locked or final: nothing (409 `round_immutable`). A play window that would overlap another round holding one of this round’s copies: 409 `round_window_conflict`.',
+          'Upcoming: any field; new `prizes` release the stock the old bands held and promise theirs (409 `reward_stock_insufficient`, and nothing changes, when it cannot). Open: `name`, `locksAt` (not before now), `endsAt`, `finalizesAt`. Locked or final: nothing (409 `round_immutable`). A play window that would overlap another round holding one of this round’s copies: 409 `round_window_conflict`.',
         operationId: 'updateRound',
         params: RoundParams,
         body: Type.Ref(UpdateRoundBody),
@@ -102,6 +102,26 @@ const adminLeagueRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.params.roundId,
         request.body,
       ),
+    }),
+  );
+
+  app.get(
+    '/:id/rounds/:roundId/scores',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['Admin', 'Leagues'],
+        summary: 'A round’s scores',
+        description:
+          'Every collectible’s points posted for the round, by collectibleId. The team’s viewers may read them.',
+        operationId: 'getRoundScores',
+        params: RoundParams,
+        response: { 200: RoundScoresResponse, ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => ({
+      success: true as const,
+      data: await app.leagues.admin.scores(callerOf(request), request.params.id, request.params.roundId),
     }),
   );
 

@@ -12,6 +12,7 @@ import {
   inSeconds,
   leagueWorld,
   openRound,
+  packBand,
   postScores,
   putLineup,
   roundGrants,
@@ -137,16 +138,6 @@ t.test('two finalizations at once freeze the standings once and pay each winner 
   await assertNoViolations(t, app);
 });
 
-/** A band 1-1 whose reward is one pack of a pack with a supply of `supply`. */
-async function packBand(app: App, world: Awaited<ReturnType<typeof leagueWorld>>, supply: number) {
-  const { pack } = await packInStatus(app, 'active', {
-    pack: { teamId: world.staff.team.id, price: 5, cardsPerPack: 1, supply },
-    pool: [{ quantity: 20 }],
-  });
-  const reward = await createReward(app, { teamId: world.staff.team.id, packs: [{ packId: pack.id, count: 1 }] });
-  return { packId: pack.id, band: { fromRank: 1, toRank: 1, rewardId: reward.id } };
-}
-
 t.test('a crash between the ranking and the prizes: finalizing again pays each winner once', async (t) => {
   const { app, world, round } = await lockedRound(
     t,
@@ -256,6 +247,12 @@ t.test('a score correction before finalization is audited; scores after it are r
       ['fix-b', 4],
     ],
     'the corrected score ranks',
+  );
+  const read = await call(app, 'GET', `${adminRoundUrl(world.leagueId, round.id)}/scores`, world.staff.viewer);
+  expectStatus(read, 200, 'a viewer reads the scores');
+  t.same(
+    read.json().data.scores.find((s: { collectibleId: string }) => s.collectibleId === rare),
+    { collectibleId: rare, score: 9 },
   );
   const late = await postScores(app, world.leagueId, round.id, [{ collectibleId: epic, score: 50 }]);
   t.equal(late.statusCode, 409);

@@ -206,3 +206,22 @@ t.test('concurrent saves of one lineup store exactly one of them, entries consis
   const read = await call(app, 'GET', `${roundUrl(world.leagueId, round.id)}/lineup`, fan);
   t.same(read.json().data.pullIds, stored);
 });
+
+t.test('two overlapping rounds racing for one copy: exactly one lineup gets it', async (t) => {
+  const app = await buildTestApp(t);
+  const world = await leagueWorld(app, 'duel', { lineupSize: 1, eligible: {} });
+  await giveCards(app, world, ['duel-fan']);
+  const copies = await copiesOf(app, 'duel-fan');
+  const fan = tokenFor('duel-fan');
+  for (const [index, copy] of copies.slice(0, 3).entries()) {
+    const a = await openRound(app, world.leagueId, 60 + index * 10_000);
+    const b = await openRound(app, world.leagueId, 90 + index * 10_000);
+    const answers = await Promise.all([
+      putLineup(app, fan, world.leagueId, a.id, [copy.pullId]),
+      putLineup(app, fan, world.leagueId, b.id, [copy.pullId]),
+    ]);
+    t.same(answers.map((res) => res.statusCode).sort(), [200, 409], `race ${index}: one round took the copy`);
+    t.same(answers.map(codeOf).filter(Boolean), ['copy_in_overlapping_round']);
+  }
+  await assertNoViolations(t, app);
+});

@@ -103,6 +103,13 @@ t.test('three fans on one score share rank 2, the next is 5; the hash recomputes
   const badCursor = await call(app, 'GET', `/api/leaderboards/rounds/${round.id}`, null, { query: { cursor: 'nope' } });
   t.equal(badCursor.statusCode, 400);
   t.equal(codeOf(badCursor), 'invalid_cursor');
+  const beyond = Buffer.from(JSON.stringify({ position: 2 ** 40 })).toString('base64url');
+  const farCursor = await call(app, 'GET', `/api/leaderboards/rounds/${round.id}`, null, { query: { cursor: beyond } });
+  t.equal(codeOf(farCursor), 'invalid_cursor', 'a position no board reaches');
+  const lastPage = Buffer.from(JSON.stringify({ position: 5 })).toString('base64url');
+  const past = await call(app, 'GET', `/api/leaderboards/rounds/${round.id}`, null, { query: { cursor: lastPage } });
+  t.same(past.json().data.entries, [], 'after the last position: an empty page');
+  t.equal(past.json().nextCursor, null);
   const unknown = await call(app, 'GET', '/api/leaderboards/rounds/no-such-round', null);
   t.equal(unknown.statusCode, 404);
   await assertNoViolations(t, app);

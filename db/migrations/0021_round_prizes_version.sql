@@ -1,0 +1,1 @@
+ALTER TABLE "league_rounds" ADD COLUMN "prizes_version" integer DEFAULT 0 NOT NULL;
