@@ -393,9 +393,6 @@ export function roundStatusAt(
   return 'locked';
 }
 
-/**
- * Whether two rounds' play windows [locksAt, endsAt) intersect. Half-open: a round ending at
- * the instant the other locks does not overlap it.
- */
+/** Whether two rounds' play windows [locksAt, endsAt) intersect (half-open: ending as the other locks is no overlap). */
 export const playOverlaps = (a: { locksAt: Date; endsAt: Date }, b: { locksAt: Date; endsAt: Date }): boolean =>
   a.locksAt < b.endsAt && b.locksAt < a.endsAt;

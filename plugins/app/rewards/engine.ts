@@ -92,15 +92,7 @@ export function createGrantEngine(deps: {
     userId: grant.userId,
     teamId,
     subject: grant.id,
-    data: {
-      grantId: grant.id,
-      rewardId: grant.rewardId,
-      sourceKey: grant.sourceKey,
-      coins: grant.reward.coins,
-      packs: grant.reward.packs,
-      collectibles: grant.reward.collectibles,
-      points,
-    },
+    data: { grantId: grant.id, rewardId: grant.rewardId, sourceKey: grant.sourceKey, ...grant.reward, points },
   });
 
   /**
@@ -265,10 +257,8 @@ export function createGrantEngine(deps: {
       // The proof is kept on the grant: how each serial was drawn, with the block's seed.
       given.push(await updateGrant(tx, grant.id, { proof: drawn }));
     }
-    await deps.events.append(
-      tx,
-      ...given.map((grant) => grantedEvent(grant, reward.teamId, pointsOf.get(grant.id) ?? 0)),
-    );
+    const events = given.map((grant) => grantedEvent(grant, reward.teamId, pointsOf.get(grant.id) ?? 0));
+    await deps.events.append(tx, ...events);
     return given;
   }
 

@@ -1,7 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
 import { callerOf } from '../../../plugins/app/auth/index.js';
-import type { BoardPage } from '../../../plugins/app/leaderboards/service.js';
 import { errorResponses } from '../../../schemas/common.js';
 import {
   LeaderboardMe,
@@ -18,26 +16,6 @@ const WINDOWS =
 
 /** The collector board and each league's season totals: top N with a cursor, and the caller with the fans around them. */
 const leaderboardRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  /**
-   * The JSON of each page object answered: the service hands out the same object for a cached top
-   * page, so a crowd reading it is answered with bytes serialized once.
-   */
-  const serialized = new WeakMap<BoardPage, Buffer>();
-  const sendPage = (reply: FastifyReply, page: BoardPage) => {
-    let body = serialized.get(page);
-    if (body === undefined) {
-      body = Buffer.from(
-        JSON.stringify({
-          success: true,
-          data: { board: page.board, entries: page.entries },
-          nextCursor: page.nextCursor,
-        }),
-      );
-      serialized.set(page, body);
-    }
-    return reply.type('application/json; charset=utf-8').send(body);
-  };
-
   app.get(
     '/collectors',
     {
