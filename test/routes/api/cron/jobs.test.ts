@@ -1,6 +1,7 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import t from 'tap';
 import { jobLeases, jobRuns } from '../../../../db/schema.js';
+import { CRON_JOBS } from '../../../../schemas/enums.js';
 import { buildTestApp, createTestDatabase } from '../../../support/app.js';
 
 /** Named jobs: run by the scheduler's call, one run at a time across instances, every run recorded. */
@@ -23,6 +24,20 @@ t.test('POST /api/cron/{job}', async (t) => {
     t.match(recorded, { job: 'expire-purchases', trigger: 'request', outcome: 'ok', processed: 0, error: null });
     t.ok(recorded?.finishedAt);
     t.same(await a.db.orm.select().from(jobLeases), [], 'the lease is given back');
+  });
+
+  t.test('every job runs and is recorded (its name is one the runs table accepts)', async (t) => {
+    for (const job of CRON_JOBS) {
+      const res = await run(a, job);
+      t.equal(res.statusCode, 200, `${job}: ${res.body}`);
+      const [recorded] = await a.db.orm
+        .select()
+        .from(jobRuns)
+        .where(eq(jobRuns.job, job))
+        .orderBy(desc(jobRuns.startedAt))
+        .limit(1);
+      t.match(recorded, { job, outcome: 'ok' }, job);
+    }
   });
 
   t.test('while a run holds the lease, on any instance, another is refused', async (t) => {
