@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { callerOf } from '../../../plugins/app/auth/index.js';
+import type { BoardPage } from '../../../plugins/app/leaderboards/service.js';
 import { errorResponses } from '../../../schemas/common.js';
 import {
   LeaderboardMe,
@@ -16,6 +18,22 @@ const WINDOWS =
 
 /** The collector board and each league's season totals: top N with a cursor, and the caller with the fans around them. */
 const leaderboardRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  /**
+   * The bytes of each page answered, kept with the page object: the service hands out one object
+   * for a board's cached top page, so a crowd reading the top of a board is answered with bytes
+   * serialized once (the shape is the route's response schema, checked by the tests).
+   */
+  const serialized = new WeakMap<BoardPage, Buffer>();
+  const sendPage = (reply: FastifyReply, page: BoardPage) => {
+    let body = serialized.get(page);
+    if (body === undefined) {
+      const answer = { success: true, data: { board: page.board, entries: page.entries }, nextCursor: page.nextCursor };
+      body = Buffer.from(JSON.stringify(answer));
+      serialized.set(page, body);
+    }
+    return reply.type('application/json; charset=utf-8').send(body);
+  };
+
   app.get(
     '/collectors',
     {
@@ -29,14 +47,7 @@ const leaderboardRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: LeaderboardPage, ...errorResponses() },
       },
     },
-    async (request) => {
-      const page = await app.leaderboards.collectors.page(request.query);
-      return {
-        success: true as const,
-        data: { board: page.board, entries: page.entries },
-        nextCursor: page.nextCursor,
-      };
-    },
+    async (request, reply) => sendPage(reply, await app.leaderboards.collectors.page(request.query)),
   );
 
   app.get(
@@ -72,14 +83,8 @@ const leaderboardRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: LeaderboardPage, ...errorResponses(404) },
       },
     },
-    async (request) => {
-      const page = await app.leaderboards.league.page(request.params.leagueId, request.query);
-      return {
-        success: true as const,
-        data: { board: page.board, entries: page.entries },
-        nextCursor: page.nextCursor,
-      };
-    },
+    async (request, reply) =>
+      sendPage(reply, await app.leaderboards.league.page(request.params.leagueId, request.query)),
   );
 
   app.get(
