@@ -228,5 +228,5 @@ t.test('the first page of a live board is served from memory for LEADERBOARD_CAC
     'another page size is read anew',
   );
   const mine = await collectorsMe(app, a as Fan);
-  t.match(mine.data.me, { rank: 2 }, 'my rank is never cached: ' + JSON.stringify(mine.data));
+  t.match(mine.data.me, { rank: 2 }, `my rank is never cached: ${JSON.stringify(mine.data)}`);
 });
