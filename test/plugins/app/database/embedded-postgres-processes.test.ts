@@ -7,12 +7,19 @@ import { postmasterPid, startServerProcess, tempDataDir, waitFor } from '../../.
 import { onlyEmbedded } from '../../../support/suites.js';
 
 /**
+ * Each test starts up to three server processes, one after another, each running initdb or
+ * stopping an orphan and migrating: under the whole suite (four files at once on two cores) that
+ * takes more than a subtest's default 30 s.
+ */
+const processTest = { ...onlyEmbedded, timeout: 120_000 };
+
+/**
  * `server.ts` processes on one DATA_DIR, as `npm start` runs them: a second process refused, two
  * racing on a new folder, a server orphaned by a SIGKILL stopped by the next start, and two starts
  * racing on a folder left with an orphan.
  */
 
-t.test('a second server process on the same data folder exits 1 with a clear message', onlyEmbedded, async (t) => {
+t.test('a second server process on the same data folder exits 1 with a clear message', processTest, async (t) => {
   const dataDir = tempDataDir(t);
   const first = startServerProcess({ DATA_DIR: dataDir });
   t.teardown(() => first.stop());
@@ -26,7 +33,7 @@ t.test('a second server process on the same data folder exits 1 with a clear mes
   t.equal((await first.exited).code, 0);
 });
 
-t.test('two server processes starting together on a new folder: one serves, one refuses', onlyEmbedded, async (t) => {
+t.test('two server processes starting together on a new folder: one serves, one refuses', processTest, async (t) => {
   const dataDir = tempDataDir(t);
   const both = [startServerProcess({ DATA_DIR: dataDir }), startServerProcess({ DATA_DIR: dataDir })];
   t.teardown(() => Promise.all(both.map((server) => server.stop())));
@@ -42,7 +49,7 @@ t.test('two server processes starting together on a new folder: one serves, one 
 
 t.test(
   'after a SIGKILL, the next start stops the orphaned server, says so, and has the data',
-  onlyEmbedded,
+  processTest,
   async (t) => {
     const dataDir = tempDataDir(t);
     const killed = startServerProcess({ DATA_DIR: dataDir });
@@ -79,7 +86,7 @@ t.test(
 
 t.test(
   'two starts at once on a folder left with an orphaned server: one stops the orphan and serves, the other is refused at once',
-  onlyEmbedded,
+  processTest,
   async (t) => {
     const dataDir = tempDataDir(t);
     const killed = startServerProcess({ DATA_DIR: dataDir });
@@ -121,7 +128,7 @@ t.test(
 
 t.test(
   'PostgreSQL dying under a running service: logged, requests answer 503, readiness fails',
-  onlyEmbedded,
+  processTest,
   async (t) => {
     const dataDir = tempDataDir(t);
     const server = startServerProcess({ DATA_DIR: dataDir });
