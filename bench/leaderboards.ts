@@ -14,6 +14,7 @@ import {
   pinToCpu,
   startServer,
 } from './lib.js';
+import { SCORE_OFFSET } from '../plugins/app/leaderboards/ranks.js';
 import { seedCatalog } from './seed.js';
 
 /**
@@ -83,7 +84,7 @@ async function seedBoard(db: DatabaseHandle): Promise<void> {
         select b.board, f.user_id, f.score, f.reached_at from fan f, (values (${LIVE}), (${FROZEN})) as b(board)
         returning board, score)
       insert into leaderboard_counts (board, level, bucket, fans)
-      select board, level, (score + 140737488355328) >> (8 * level), count(*)
+      select board, level, (score + ${sql.raw(String(SCORE_OFFSET))}) >> (8 * level), count(*)
       from entries, generate_series(0, 5) as level group by 1, 2, 3
       on conflict (board, level, bucket) do update set fans = leaderboard_counts.fans + excluded.fans`);
   }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { SCORE_OFFSET } from '../leaderboards/ranks.js';
 import { type Invariant, violations } from './queries.js';
 
 /**
@@ -6,7 +7,7 @@ import { type Invariant, violations } from './queries.js';
  * the live entries, a frozen board's rows are its entries ranked, and the collector board agrees
  * with the scores the opening and the grant engine keep (once the consumer has caught up).
  */
-const LEVEL_BUCKETS = sql`(select board, level, ((e.score + 140737488355328) >> (8 * level)) as bucket, count(*)::int as fans
+const LEVEL_BUCKETS = sql`(select board, level, ((e.score + ${sql.raw(String(SCORE_OFFSET))}) >> (8 * level)) as bucket, count(*)::int as fans
   from leaderboard_entries e, generate_series(0, 5) as level
   group by 1, 2, 3)`;
 

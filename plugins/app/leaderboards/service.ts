@@ -55,7 +55,7 @@ export interface LeagueReader {
 }
 
 /** A collector week closes this long after its end, so that events committed late still count in it. */
-export const COLLECTOR_WEEK_GRACE_MS = 5 * 60_000;
+const COLLECTOR_WEEK_GRACE_MS = 5 * 60_000;
 /** Standings a consumer batch reads per statement when a round is final. */
 const STANDINGS_PAGE = 5_000;
 const CACHE_ENTRIES = 1_000;
