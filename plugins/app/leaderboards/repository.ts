@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { LeaderboardRow } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
 import { rowsOf, textArray } from '../rows.js';
-import { boardHasher, type CountDelta, countDeltas, LEVELS, ranksOfSlice, SCORE_OFFSET } from './ranks.js';
+import { boardHasher, type CountDelta, countDeltas, ranksOfSlice } from './ranks.js';
 
 /** A board as its first change creates it. */
 export type BoardIdentity = Pick<LeaderboardRow, 'key' | 'kind' | 'subjectId' | 'window' | 'windowKey' | 'timeZone'>;
@@ -183,37 +183,26 @@ const DISPLAY_NAME = (alias: string) =>
 /**
  * A contiguous slice of a live board (the rows `slice` selects, in board order) with each row's
  * rank, in one statement, so the rows and the counts are of one moment. The ranks come from two
- * counts at the slice's top score (ranksOfSlice): the fans above it, summed from at most 255
- * buckets per level of the rank structure, and the fans holding it.
+ * counts at the slice's top score (ranksOfSlice): the fans above it and the fans holding it, from
+ * the rank structure by `leaderboard_rank_counts` (a PL/pgSQL function of the migrations, whose
+ * plan each connection keeps: the six ranges it sums cost more to plan than to run).
  */
 async function rankedSlice(db: Database, board: string, slice: SQL): Promise<(RankedRow & { reachedAt: string })[]> {
-  const ranges = Array.from({ length: LEVELS }, (_, level) => {
-    const shift = (bits: number) => sql.raw(String(bits));
-    const own = sql`c.level = ${shift(level)} and c.bucket ${level === 0 ? sql`>=` : sql`>`} t.key >> ${shift(8 * level)}`;
-    // Below the top level, only the buckets of the same parent: the parent's level counts the rest.
-    return level === LEVELS - 1
-      ? sql`(${own})`
-      : sql`(${own} and c.bucket < ((t.key >> ${shift(8 * (level + 1))}) + 1) << 8)`;
-  });
-  const rows = rowsOf<Omit<RankedSqlRow, 'rank'> & { reached_at: string; above: string; at: string }>(
+  const rows = rowsOf<Omit<RankedSqlRow, 'rank'> & { reached_at: string; above: string; tied: string }>(
     await db.execute(sql`
-      with slice as (${slice}),
-      top as (select max(score) + ${sql.raw(String(SCORE_OFFSET))} as key from slice),
-      counts as (
-        select coalesce(sum(c.fans) filter (where c.level > 0 or c.bucket > t.key), 0)::text as above,
-               coalesce(sum(c.fans) filter (where c.level = 0 and c.bucket = t.key), 0)::text as at
-        from top t, leaderboard_counts c
-        where c.board = ${board} and (${sql.join(ranges, sql` or `)}))
+      with slice as (${slice})
       select p.user_id, ${DISPLAY_NAME('p')}, p.score::text, null::integer as position,
-        to_char(p.reached_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as reached_at, c.above, c.at
-      from slice p, counts c order by p.order_key, p.reached_at, p.user_id`),
+        to_char(p.reached_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as reached_at,
+        c.above::text, c.tied::text
+      from slice p, leaderboard_rank_counts(${board}, (select max(score) from slice)) c
+      order by p.order_key, p.reached_at, p.user_id`),
   );
   const first = rows[0];
   if (!first) return [];
   const ranks = ranksOfSlice(
     rows.map((row) => Number(row.score)),
     Number(first.above),
-    Number(first.at),
+    Number(first.tied),
   );
   return rows.map(
     (row, index) => toRanked({ ...row, rank: String(ranks[index]) }) as RankedRow & { reachedAt: string },
