@@ -18,7 +18,12 @@ export default fp(
   async (fastify) => {
     const db = fastify.db;
     fastify.decorate('leagues', {
-      ...createLeaguesService({ db, lockerRoom: fastify.lockerRoom, users: fastify.users }),
+      ...createLeaguesService({
+        db,
+        lockerRoom: fastify.lockerRoom,
+        users: fastify.users,
+        cacheMs: fastify.config.leaderboardCacheMs,
+      }),
       admin: createLeagueAdmin({ db, audit: fastify.audit, teams: fastify.teams, rewards: fastify.rewards }),
       finalizer: createRoundFinalizer({
         db,

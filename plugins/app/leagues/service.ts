@@ -112,15 +112,21 @@ const toLine = (row: RoundStandingRow): StandingLine => ({
   submittedAt: row.submittedAt,
 });
 
+/** Final rounds whose board descriptions are kept at once (past it, the memory starts over). */
+const FINAL_BOARDS_KEPT = 1_000;
+
 /** The fans' side of leagues: leagues and rounds to read, their own lineups, and final rounds' standings. */
 export function createLeaguesService({
   db,
   lockerRoom,
   users,
+  cacheMs,
 }: {
   db: DatabaseHandle;
   lockerRoom: Pick<LockerRoomService, 'copiesOf'>;
   users: Pick<UsersService, 'displayNames'>;
+  /** How long a final round's board description is reused (0: read each time). */
+  cacheMs: number;
 }) {
   async function leagueOrFail(tx: Database, id: string): Promise<LeagueRow> {
     const league = await findLeague(tx, id);
@@ -135,27 +141,35 @@ export function createLeaguesService({
     return round;
   }
 
-  /** A final round, its league and its board's description. */
-  async function finalBoard(roundId: string): Promise<{ round: RoundRow; board: BoardInfo }> {
+  /**
+   * A final round's board (its league's zone, its hash), remembered for `cacheMs`: every fan's
+   * rank in the round reads it, and the round no longer changes (the league's zone may).
+   */
+  const finalBoards = new Map<string, { expires: number; board: BoardInfo }>();
+  async function finalBoard(roundId: string): Promise<BoardInfo> {
+    const known = finalBoards.get(roundId);
+    if (known && known.expires > Date.now()) return known.board;
     const round = await findRound(db.orm, roundId);
     if (!round) throw roundNotFound();
     if (!round.finalizedAt || round.standingsHash === null || round.entrants === null) throw roundNotFinal();
     const league = await leagueOrFail(db.orm, round.leagueId);
-    return {
-      round,
-      board: {
-        kind: 'round',
-        id: round.id,
-        // A round is its own window: it never changes once final, so its key is `all-time`.
-        window: 'all-time',
-        windowKey: 'all-time',
-        timeZone: league.timeZone,
-        final: true,
-        hash: round.standingsHash,
-        entrants: round.entrants,
-        asOf: round.finalizedAt.toISOString(),
-      },
+    const board: BoardInfo = {
+      kind: 'round',
+      id: round.id,
+      // A round is its own window: it never changes once final, so its key is `all-time`.
+      window: 'all-time',
+      windowKey: 'all-time',
+      timeZone: league.timeZone,
+      final: true,
+      hash: round.standingsHash,
+      entrants: round.entrants,
+      asOf: round.finalizedAt.toISOString(),
     };
+    if (cacheMs > 0) {
+      if (finalBoards.size >= FINAL_BOARDS_KEPT) finalBoards.clear();
+      finalBoards.set(roundId, { expires: Date.now() + cacheMs, board });
+    }
+    return board;
   }
 
   async function withNames(rows: readonly RoundStandingRow[]): Promise<RoundStanding[]> {
@@ -251,7 +265,7 @@ export function createLeaguesService({
     async board(roundId: string, query: RoundBoardQuery) {
       const after = decodeBoardCursor(query.cursor);
       const limit = query.limit ?? BOARD_PAGE_LIMITS.default;
-      const { board } = await finalBoard(roundId);
+      const board = await finalBoard(roundId);
       const rows = await standingsAfter(db.orm, roundId, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
@@ -265,7 +279,7 @@ export function createLeaguesService({
     /** The caller's line of a final round, with up to `around` fans above and below by position. */
     async boardMe(roundId: string, userId: string, query: RoundMeQuery) {
       const around = query.around ?? AROUND_LIMITS.default;
-      const { board } = await finalBoard(roundId);
+      const board = await finalBoard(roundId);
       const mine = await standingOf(db.orm, roundId, userId);
       if (!mine) return { board, me: null, above: [], below: [] };
       const rows = await standingsBetween(db.orm, roundId, Math.max(1, mine.position - around), mine.position + around);
