@@ -340,6 +340,7 @@ t.test('pinned over real sockets: each attempt resolves once and connects where 
 
   const two = await sendWebhook({ url, headers: {}, body: BODY }, { ...LOCAL, resolve });
   t.match(two, { outcome: 'delivered', address: '127.0.0.2' });
+  // A pooled keep-alive socket would carry this attempt to the first address: none is reused.
   t.equal(calls(), 2, 'the next attempt resolves again');
   t.equal(first.received.length, 1);
   t.equal(second.received.length, 1);
