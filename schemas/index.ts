@@ -87,6 +87,7 @@ import {
 import { AddMemberBody, CreateTeamBody, Team, TeamAdmin, UpdateMemberBody } from './teams.js';
 import { AdminUser, CurrentUser, UpdateCurrentUserBody } from './user.js';
 import { LedgerEntry, Wallet, WalletAdjustmentBody } from './wallets.js';
+import { AppConfig, UpdateAppConfigBody } from './misc.js';
 import { BoardInfo, LeaderboardEntry, RoundStanding } from './leaderboards.js';
 import { LeagueRules, PrizeBand, RoundScore } from './leagues.js';
 import {
@@ -242,4 +243,6 @@ export const SHARED_SCHEMAS: TSchema[] = [
   LineupBody,
   Lineup,
   RoundScores,
+  AppConfig,
+  UpdateAppConfigBody,
 ];

@@ -28,6 +28,19 @@ function newestSource() {
   return newest;
 }
 
+/**
+ * The commit being built, for GET /api/version: SOURCE_COMMIT when the build environment gives it
+ * (an image built without the .git folder: pass it as a build argument), else the checkout's HEAD;
+ * null when neither is known.
+ */
+function builtCommit() {
+  const given = process.env.SOURCE_COMMIT?.trim().toLowerCase();
+  if (given) return /^[0-9a-f]{7,40}$/.test(given) ? given : null;
+  const git = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' });
+  const head = git.status === 0 ? git.stdout.trim() : '';
+  return /^[0-9a-f]{40}$/.test(head) ? head : null;
+}
+
 if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource())
   process.exit(0);
 
@@ -49,5 +62,9 @@ const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.buil
   stdio: 'inherit',
 });
 if (result.status !== 0) process.exit(result.status ?? 1);
+writeFileSync(
+  join(root, 'dist', 'build-info.json'),
+  `${JSON.stringify({ commit: builtCommit(), builtAt: started.toISOString() })}\n`,
+);
 writeFileSync(stamp, `${started.toISOString()}\n`);
 utimesSync(stamp, started, started);

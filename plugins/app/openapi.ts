@@ -51,6 +51,14 @@ export const RESPONSE_HEADERS = {
   'X-RateLimit-Limit': integer('Requests allowed per window, per user (per IP address when anonymous)'),
   'X-RateLimit-Remaining': integer('Requests left in the current window'),
   'X-RateLimit-Reset': integer('Seconds until the window starts over'),
+  'RateLimit-Policy': text(
+    'The limits that apply (IETF draft-ietf-httpapi-ratelimit-headers), a structured-field list: `"default";q=300;w=60` is 300 requests per 60 seconds per caller; a 429 of a stricter limit of a route (purchases, sign-in) lists it after',
+    256,
+  ),
+  RateLimit: text(
+    'What is left of each limit (IETF draft-ietf-httpapi-ratelimit-headers): `"default";r=12;t=30` is 12 requests left, the window starting over in 30 seconds',
+    256,
+  ),
   'Retry-After': integer('Seconds to wait before retrying'),
   'Idempotent-Replayed': text(
     '`true` when the response is the stored answer to an earlier request with the same Idempotency-Key',
@@ -65,7 +73,13 @@ export const RESPONSE_HEADERS = {
 } as const;
 export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 
-const RATE_LIMIT_HEADERS: ResponseHeader[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const RATE_LIMIT_HEADERS: ResponseHeader[] = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; code: string; message: string }> = {
   400: { name: 'BadRequest', code: 'validation_failed', message: 'The request is not valid.' },

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { limitItem, policyItem } from '../external/rate-limit.js';
 import { bearerTokenOf } from './auth/index.js';
 import { AppError } from './errors.js';
 
@@ -51,6 +52,7 @@ export default fp(
   async (fastify) => {
     const keyedLimit = ({ name, max, windowMs, what }: KeyedLimitOptions) => {
       const keys = new WeakMap<FastifyRequest, string>();
+      const policy = policyItem(name, max, windowMs);
       const limiter = fastify.createRateLimit({
         max,
         timeWindow: windowMs,
@@ -65,7 +67,12 @@ export default fp(
             'rate_limited',
             `Too many ${what}: the limit is ${max} per ${Math.round(windowMs / 1000)} s. Retry after ${result.ttlInSeconds} s.`,
             {
-              headers: { 'retry-after': String(result.ttlInSeconds) },
+              // Its own policy in the RateLimit fields, after the global one's (rate-limit.ts adds that).
+              headers: {
+                'retry-after': String(result.ttlInSeconds),
+                'ratelimit-policy': policy,
+                ratelimit: limitItem(name, 0, result.ttlInSeconds),
+              },
             },
           );
         }

@@ -28,6 +28,8 @@ export default fp(
         'X-RateLimit-Limit',
         'X-RateLimit-Remaining',
         'X-RateLimit-Reset',
+        'RateLimit-Policy',
+        'RateLimit',
       ],
       maxAge: 600,
     });

@@ -38,6 +38,20 @@ export function describeWindow(ms: number): string {
 }
 
 /**
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured-field lists): one
+ * policy's quota `q` per window `w` (seconds), and its remaining quota `r` and seconds to reset `t`.
+ * A window is told in whole seconds, rounded up (the field admits no fraction).
+ */
+export const DEFAULT_POLICY = 'default';
+export const policyItem = (name: string, max: number, windowMs: number) =>
+  `"${name}";q=${max};w=${Math.max(1, Math.ceil(windowMs / 1000))}`;
+export const limitItem = (name: string, remaining: number | string, resetSeconds: number | string) =>
+  `"${name}";r=${remaining};t=${resetSeconds}`;
+
+/** A list field's items: the global policy's first, then any a route's own limit set. */
+const listOf = (first: string, rest: unknown) => (typeof rest === 'string' && rest ? `${first}, ${rest}` : first);
+
+/**
  * The global rate limit, per the caller key it is given. In memory for one instance; in Redis when
  * REDIS_URL is set, so every instance counts against the same limit.
  */
@@ -123,6 +137,25 @@ export default fp<RateLimitOptions>(
     });
     // The plugin's own check, for the catalog reads that carry a token.
     const pluginCheck = fastify.rateLimit();
+
+    // The RateLimit-Policy and RateLimit fields beside the plugin's X-RateLimit-* headers (kept:
+    // clients read them), on every response the global limit counted, 429s included. The plugin
+    // has no option for the current draft's fields (its enableDraftSpec writes an older draft's
+    // RateLimit-Limit/-Remaining/-Reset instead of ours), and its onExceeding/onExceeded callbacks
+    // do not see the counts: the fields are made from the headers it (or the catalog's check) set.
+    const globalPolicy = policyItem(DEFAULT_POLICY, rateLimit.max, rateLimit.windowMs);
+    fastify.addHook('onSend', (_request, reply, payload, done) => {
+      const remaining = reply.getHeader('x-ratelimit-remaining');
+      if (remaining !== undefined) {
+        const reset = reply.getHeader('x-ratelimit-reset') as string | number;
+        reply.header('ratelimit-policy', listOf(globalPolicy, reply.getHeader('ratelimit-policy')));
+        reply.header(
+          'ratelimit',
+          listOf(limitItem(DEFAULT_POLICY, remaining as string | number, reset), reply.getHeader('ratelimit')),
+        );
+      }
+      done(null, payload);
+    });
   },
   { name: 'rate-limit', dependencies: ['env'] },
 );

@@ -29,6 +29,9 @@ import purchaseRoutes from './packs/purchase.js';
 import teamRoutes from './teams/index.js';
 import userRoutes from './user/index.js';
 import walletRoutes from './wallet/index.js';
+import versionRoutes from './version/index.js';
+import appConfigRoutes from './app-config/index.js';
+import adminAppConfigRoutes from './admin/app-config/index.js';
 
 /** Every endpoint group under /api, one plugin each. */
 export default async function apiRoutes(app: FastifyInstance) {
@@ -62,4 +65,7 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(adminLeagueRoutes, { prefix: '/admin/leagues' });
   await app.register(roundBoardRoutes, { prefix: '/leaderboards/rounds' });
   await app.register(leaderboardRoutes, { prefix: '/leaderboards' });
+  await app.register(versionRoutes, { prefix: '/version' });
+  await app.register(appConfigRoutes, { prefix: '/app-config' });
+  await app.register(adminAppConfigRoutes, { prefix: '/admin/app-config' });
 }

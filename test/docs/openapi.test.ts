@@ -267,6 +267,8 @@ t.test(
       'Access-Control-Allow-Origin',
       'Cache-Control',
       'ETag',
+      'RateLimit',
+      'RateLimit-Policy',
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
@@ -276,6 +278,8 @@ t.test(
       'Access-Control-Allow-Origin',
       'Cache-Control',
       'ETag',
+      'RateLimit',
+      'RateLimit-Policy',
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
@@ -288,6 +292,8 @@ t.test(
     );
     t.same(headersOf('/api/admin/packs', 'post', '201'), [
       'Access-Control-Allow-Origin',
+      'RateLimit',
+      'RateLimit-Policy',
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
