@@ -1,12 +1,12 @@
-CREATE TABLE "dashboard_buyers" (
-	"team_id" text NOT NULL,
-	"hour" timestamp (3) with time zone NOT NULL,
-	"user_id" text NOT NULL,
-	CONSTRAINT "dashboard_buyers_team_id_hour_user_id_pk" PRIMARY KEY("team_id","hour","user_id")
-);
---> statement-breakpoint
 CREATE TABLE "dashboard_counted" (
 	"event_id" bigint PRIMARY KEY NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "dashboard_fan_hours" (
+	"team_id" text NOT NULL,
+	"user_id" text NOT NULL,
+	"hours" timestamp (3) with time zone[] NOT NULL,
+	CONSTRAINT "dashboard_fan_hours_team_id_user_id_pk" PRIMARY KEY("team_id","user_id")
 );
 --> statement-breakpoint
 CREATE TABLE "dashboard_hours" (

@@ -38,15 +38,19 @@ export const dashboardHours = pgTable(
   ],
 );
 
-/** The buyers of a team's packs per UTC hour: unique buyers of a range are the distinct users of its hours. */
-export const dashboardBuyers = pgTable(
-  'dashboard_buyers',
+/**
+ * Each fan who bought a team's packs, with the UTC hours of their purchases, sorted: the unique
+ * buyers of a range are the fans with an hour in it, found by two binary searches (width_bucket)
+ * per fan, so a year's count reads one row per fan, not one per purchase.
+ */
+export const dashboardFanHours = pgTable(
+  'dashboard_fan_hours',
   {
     teamId: text('team_id').notNull(),
-    hour: ts('hour').notNull(),
     userId: text('user_id').notNull(),
+    hours: ts('hours').array().notNull(),
   },
-  (table) => [primaryKey({ columns: [table.teamId, table.hour, table.userId] })],
+  (table) => [primaryKey({ columns: [table.teamId, table.userId] })],
 );
 
 /** Every copy drawn from a pack, per collectible, over the pack's whole life: the fairness check's observations. */

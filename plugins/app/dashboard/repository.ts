@@ -60,10 +60,14 @@ export async function addRollup(tx: Database, rollup: Rollup): Promise<void> {
   }
   if (rollup.buyers.length > 0) {
     const rows = rollup.buyers.map((row) => ({ team_id: row.teamId, hour: row.hour, user_id: row.userId }));
+    // A fan's hours stay sorted and distinct: width_bucket needs them so.
     await tx.execute(sql`
-      insert into dashboard_buyers (team_id, hour, user_id)
-      select * from jsonb_to_recordset(${jsonb(rows)}) as r(team_id text, hour timestamptz, user_id text)
-      on conflict do nothing`);
+      insert into dashboard_fan_hours (team_id, user_id, hours)
+      select team_id, user_id, array_agg(distinct hour order by hour)
+      from jsonb_to_recordset(${jsonb(rows)}) as r(team_id text, hour timestamptz, user_id text)
+      group by team_id, user_id
+      on conflict (team_id, user_id) do update set hours = (
+        select array_agg(distinct h order by h) from unnest(dashboard_fan_hours.hours || excluded.hours) as u(h))`);
   }
   if (rollup.draws.length > 0) {
     const rows = rollup.draws.map((row) => ({
@@ -82,7 +86,7 @@ export async function addRollup(tx: Database, rollup: Rollup): Promise<void> {
 /** Empties every rollup (a rebuild, in the transaction that adds the whole log back). */
 export async function clearRollups(tx: Database): Promise<void> {
   // Deletes, not TRUNCATE: dashboards keep reading the old sums until the rebuild commits.
-  for (const table of ['dashboard_hours', 'dashboard_buyers', 'dashboard_pack_draws', 'dashboard_counted'])
+  for (const table of ['dashboard_hours', 'dashboard_fan_hours', 'dashboard_pack_draws', 'dashboard_counted'])
     await tx.execute(sql`delete from ${sql.identifier(table)}`);
 }
 
@@ -160,16 +164,19 @@ export async function figuresByDay(
 }
 
 /**
- * The distinct buyers of a team's packs (or of any pack) in the hours of [from, to). A DISTINCT
- * subquery rather than count(distinct): the planner may hash it, where count(distinct) always sorts.
+ * The distinct buyers of a team's packs (or of any pack) in the hours of [from, to): the fans with
+ * an hour in it, i.e. more of their hours before `to` than before `from` (width_bucket counts the
+ * hours up to and including its first argument; a millisecond less makes that "before").
  */
 export async function uniqueBuyers(db: Database, teamId: string | undefined, from: Date, to: Date): Promise<number> {
+  const inRange = sql`width_bucket(${to.toISOString()}::timestamptz - interval '1 millisecond', hours)
+    > width_bucket(${from.toISOString()}::timestamptz - interval '1 millisecond', hours)`;
   const [row] = rowsOf<{ buyers: number }>(
-    await db.execute(sql`
-      select count(*)::int as buyers from (
-        select distinct user_id from dashboard_buyers
-        where ${teamId === undefined ? sql`true` : sql`team_id = ${teamId}`}
-          and hour >= ${from.toISOString()}::timestamptz and hour < ${to.toISOString()}::timestamptz) as distinct_buyers`),
+    await db.execute(
+      teamId === undefined
+        ? sql`select count(distinct user_id)::int as buyers from dashboard_fan_hours where ${inRange}`
+        : sql`select count(*)::int as buyers from dashboard_fan_hours where team_id = ${teamId} and ${inRange}`,
+    ),
   );
   return row?.buyers ?? 0;
 }

@@ -258,5 +258,11 @@ t.test(`days of a time zone, daylight-saving days included (${suiteServer})`, as
     timeZone: 'Europe/Paris',
   });
   t.match(res.json().data.totals, { packsSold: 6, uniqueBuyers: 1 }, 'the whole range');
+  const buyersIn = async (from: string, to: string) =>
+    (await teamDashboard(app, staff.viewer, staff.team.id, { from, to, timeZone: 'Europe/Paris' })).json().data.totals
+      .uniqueBuyers;
+  t.equal(await buyersIn('2026-03-30', '2026-03-31'), 1, 'the buyer of the 30th (00:30 local)');
+  t.equal(await buyersIn('2026-03-31', '2026-10-25'), 0, 'no purchase between the changes');
+  t.equal(await buyersIn('2026-10-26', '2026-10-27'), 1, 'the buyer of the 26th (00:10 local)');
   t.same(await economyViolations(app), []);
 });
