@@ -68,19 +68,25 @@ async function seedRollups(db: DatabaseHandle): Promise<void> {
       insert into dashboard_hours (team_id, hour, pack_id, quest_completions, grants, league_entries)
       select ${team}, h.hour, '', (random() * 3)::int, (random() * 3)::int, case when extract(hour from h.hour) = 20 then 500 else 0 end
       from generate_series(date_trunc('hour', now()) - interval '365 days', date_trunc('hour', now()) - interval '1 hour', interval '1 hour') h(hour)`);
+    await run(sql`
+      insert into dashboard_hours (team_id, hour, pack_id, packs_sold, coins_taken, packs_opened, pulls_common,
+        pulls_uncommon, pulls_rare, pulls_epic, pulls_legendary, quest_completions, grants, league_entries)
+      select team_id, hour, '*', sum(packs_sold), sum(coins_taken), sum(packs_opened), sum(pulls_common),
+        sum(pulls_uncommon), sum(pulls_rare), sum(pulls_epic), sum(pulls_legendary), sum(quest_completions), sum(grants), sum(league_entries)
+      from dashboard_hours where team_id = ${team} group by team_id, hour`);
     // The buyers of each hour (as many as the hour's packs sold, out of FANS fans), kept per fan.
     await run(sql`
       insert into dashboard_fan_hours (team_id, user_id, hours)
       select team_id, user_id, array_agg(hour order by hour) from (
         select distinct d.team_id, d.hour, 'bench-fan-' || (1 + floor(random() * ${FANS}))::int as user_id
-        from (select team_id, hour, sum(packs_sold)::int as sold from dashboard_hours where team_id = ${team} group by 1, 2) d
+        from (select team_id, hour, packs_sold::int as sold from dashboard_hours where team_id = ${team} and pack_id = '*') d
         cross join lateral generate_series(1, d.sold) s(i)) b
       group by team_id, user_id`);
   }
   const [opened] = (
     (await run(
       sql`select sum(packs_opened)::int as opened, sum(pulls_common + pulls_uncommon + pulls_rare + pulls_epic + pulls_legendary)::int as pulls
-          from dashboard_hours where team_id = ${TEAM}`,
+          from dashboard_hours where team_id = ${TEAM} and pack_id = '*'`,
     )) as unknown as { rows: { opened: number; pulls: number }[] }
   ).rows;
   // Every pull of the team's packs, per collectible, in proportion to the pool (1000 / (i + 1) copies).

@@ -23,7 +23,7 @@ t.test('dashboard-rebuild: rollups from the whole log, idempotent; 2 when it can
   const rollups = async () =>
     (
       await client.query(
-        'select team_id, hour, pack_id, packs_sold::int, coins_taken::int from dashboard_hours order by team_id, hour, pack_id',
+        'select team_id, hour, pack_id, packs_sold::int, coins_taken::int from dashboard_hours order by team_id, hour, pack_id collate "C"',
       )
     ).rows;
   for (const run of [1, 2]) {
@@ -31,6 +31,7 @@ t.test('dashboard-rebuild: rollups from the whole log, idempotent; 2 when it can
     t.equal(result.code, 0, result.stderr);
     t.match(result.stdout, /from 2 event\(s\)/, `run ${run}: the two purchases, not the wallet event`);
     t.same(await rollups(), [
+      { team_id: 'team-1', hour: new Date('2026-03-29T01:00:00Z'), pack_id: '*', packs_sold: 2, coins_taken: 20 },
       { team_id: 'team-1', hour: new Date('2026-03-29T01:00:00Z'), pack_id: 'k1', packs_sold: 2, coins_taken: 20 },
     ]);
     t.equal((await client.query('select count(*)::int as n from dashboard_counted')).rows[0].n, 2);

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { DomainEvent } from '../../../schemas/events.js';
 import type { Database } from '../database/index.js';
 import { jsonb, rowsOf, textArray } from '../rows.js';
-import { COUNTED_TYPES, type Figures, HOUR_FIGURES, type Rollup } from './rules.js';
+import { COUNTED_TYPES, type Figures, HOUR_FIGURES, type Rollup, TOTAL_ROW } from './rules.js';
 
 /** SQL of the dashboard: its rollups (written by the event consumer and the rebuild) and what answers read. */
 
@@ -135,32 +135,47 @@ export async function rollupsAsOf(db: Database): Promise<Date> {
   return new Date((row as { as_of: string | Date }).as_of);
 }
 
-export type DayFigures = Figures & { day: number; packId: string };
+export type DayFigures = Figures & { day: number };
 
 /**
  * The figures of a team (or of every team: `teamId` undefined) per day of `bounds` (1-based, as
- * `width_bucket` numbers them) and, with `byPack`, per pack. An hour belongs to the day its first
+ * `width_bucket` numbers them), from the hours' total rows. An hour belongs to the day its first
  * instant falls in.
  */
 export async function figuresByDay(
   db: Database,
   teamId: string | undefined,
   bounds: readonly Date[],
-  byPack: boolean,
 ): Promise<DayFigures[]> {
-  const first = bounds[0] as Date;
-  const last = bounds[bounds.length - 1] as Date;
   const sums = FIGURE_COLUMNS.map((column, index) => `sum(${column})::float8 as "${HOUR_FIGURES[index]}"`).join(', ');
   const rows = rowsOf<DayFigures>(
     await db.execute(sql`
-      select width_bucket(hour, ${sql.param(bounds.map((bound) => bound.toISOString()))}::timestamptz[]) as day,
-             ${sql.raw(byPack ? 'pack_id' : "''")} as "packId", ${sql.raw(sums)}
+      select width_bucket(hour, ${sql.param(bounds.map((bound) => bound.toISOString()))}::timestamptz[]) as day, ${sql.raw(sums)}
       from dashboard_hours
-      where ${teamId === undefined ? sql`true` : sql`team_id = ${teamId}`}
-        and hour >= ${first.toISOString()}::timestamptz and hour < ${last.toISOString()}::timestamptz
-      group by ${sql.raw(byPack ? '1, 2' : '1')}`),
+      where ${teamId === undefined ? sql`true` : sql`team_id = ${teamId}`} and pack_id = ${TOTAL_ROW}
+        and ${hoursIn(bounds)}
+      group by 1`),
   );
   return rows.map((row) => ({ ...row, day: Number(row.day) }));
+}
+
+const hoursIn = (bounds: readonly Date[]) =>
+  sql`hour >= ${(bounds[0] as Date).toISOString()}::timestamptz and hour < ${(bounds[bounds.length - 1] as Date).toISOString()}::timestamptz`;
+
+/** A team's packs sold and opened and coins taken in the hours of `bounds`, per pack. */
+export async function packFigures(
+  db: Database,
+  teamId: string,
+  bounds: readonly Date[],
+): Promise<{ packId: string; packsSold: number; packsOpened: number; coinsTaken: number }[]> {
+  return rowsOf(
+    await db.execute(sql`
+      select pack_id as "packId", sum(packs_sold)::float8 as "packsSold", sum(packs_opened)::float8 as "packsOpened",
+             sum(coins_taken)::float8 as "coinsTaken"
+      from dashboard_hours
+      where team_id = ${teamId} and pack_id not in ('', ${TOTAL_ROW}) and ${hoursIn(bounds)}
+      group by 1`),
+  );
 }
 
 /**

@@ -41,11 +41,14 @@ export const PULL_FIGURE: Record<Rarity, HourFigure> = {
   legendary: 'pullsLegendary',
 };
 
+/** The `packId` of a (team, hour)'s total row: every figure of the hour, packs and others together. */
+export const TOTAL_ROW = '*';
+
 export interface HourDelta extends Figures {
   teamId: string;
   /** The UTC hour, ISO. */
   hour: string;
-  /** '' for figures of no pack. */
+  /** '' for figures of no pack; TOTAL_ROW for the hour's total. */
   packId: string;
 }
 
@@ -112,6 +115,11 @@ export function rollupOf(events: readonly DomainEvent[]): Rollup {
       default:
         break;
     }
+  }
+  // Each (team, hour) also gets its total row: a series or a total reads one row an hour, not one per pack.
+  for (const delta of [...hours.values()]) {
+    const total = row(delta.teamId, delta.hour, TOTAL_ROW);
+    for (const figure of HOUR_FIGURES) total[figure] += delta[figure];
   }
   return { hours: [...hours.values()], buyers: [...buyers.values()], draws: [...draws.values()] };
 }

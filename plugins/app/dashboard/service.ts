@@ -5,10 +5,10 @@ import type { DatabaseHandle } from '../database/index.js';
 import type { PacksService } from '../packs/service.js';
 import type { TeamsService } from '../teams/service.js';
 import { type DayRange, resolveRange } from './range.js';
-import { drawsOfTeam, figuresByDay, moneyByCurrency, rollupsAsOf, uniqueBuyers } from './repository.js';
+import { drawsOfTeam, figuresByDay, moneyByCurrency, packFigures, rollupsAsOf, uniqueBuyers } from './repository.js';
 import { applyEvents, rebuildRollups } from './rollups.js';
 import { type Figures, zeroFigures } from './rules.js';
-import { addFigures, drawFrequencies, type PackDraw, packView, seriesOf, shownFigures } from './views.js';
+import { drawFrequencies, type PackDraw, packView, seriesOf, shownFigures } from './views.js';
 
 /** The admin pack list's largest page. */
 const PACK_PAGE = 200;
@@ -60,17 +60,17 @@ export function createDashboardService(deps: {
       await teams.get(teamId);
       const from = range.bounds[0] as Date;
       const to = range.bounds[range.bounds.length - 1] as Date;
-      const [asOf, rows, buyers, drawn, teamPackList] = await Promise.all([
+      const [asOf, rows, perPack, buyers, drawn, teamPackList] = await Promise.all([
         rollupsAsOf(db.orm),
-        figuresByDay(db.orm, teamId, range.bounds, true),
+        figuresByDay(db.orm, teamId, range.bounds),
+        packFigures(db.orm, teamId, range.bounds),
         uniqueBuyers(db.orm, teamId, from, to),
         drawsOfTeam(db.orm, teamId),
         teamPacks(principal, teamId),
       ]);
       const frequencies = await frequenciesOf(principal, drawn);
       const { series, total } = seriesOf(range, rows);
-      const byPack = new Map<string, Figures>();
-      for (const row of rows) byPack.set(row.packId, addFigures(byPack.get(row.packId) ?? zeroFigures(), row));
+      const byPack = new Map(perPack.map((row) => [row.packId, { ...zeroFigures(), ...row }]));
       return {
         teamId,
         ...answerOf(range, asOf, total, buyers),
@@ -89,7 +89,7 @@ export function createDashboardService(deps: {
       const to = range.bounds[range.bounds.length - 1] as Date;
       const [asOf, rows, buyers, money] = await Promise.all([
         rollupsAsOf(db.orm),
-        figuresByDay(db.orm, undefined, range.bounds, false),
+        figuresByDay(db.orm, undefined, range.bounds),
         uniqueBuyers(db.orm, undefined, from, to),
         moneyByCurrency(db.orm, from, to),
       ]);

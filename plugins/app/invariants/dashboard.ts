@@ -7,6 +7,21 @@ import { type Invariant, violations } from './queries.js';
  * tables and the ledger hold for the same purchases and opens.
  */
 
+/** Every figure column of dashboard_hours. */
+const SUMS = [
+  'packs_sold',
+  'coins_taken',
+  'packs_opened',
+  'pulls_common',
+  'pulls_uncommon',
+  'pulls_rare',
+  'pulls_epic',
+  'pulls_legendary',
+  'quest_completions',
+  'grants',
+  'league_entries',
+];
+
 const COUNTED = sql`counted as (select e.type, e.subject from dashboard_counted c join events e on e.id = c.event_id)`;
 
 export const DASHBOARD_INVARIANTS: Invariant[] = [
@@ -21,7 +36,8 @@ export const DASHBOARD_INVARIANTS: Invariant[] = [
             where c.type = 'purchase.completed' and p.status = 'completed'
             group by 1),
           rolled as (
-            select team_id, sum(packs_sold)::bigint as sold, sum(coins_taken)::bigint as coins from dashboard_hours group by 1)
+            select team_id, sum(packs_sold)::bigint as sold, sum(coins_taken)::bigint as coins from dashboard_hours
+            where pack_id <> '*' group by 1)
           select coalesce(r.team_id, s.team_id) as team_id, r.sold as rolled_sold, s.sold as purchases,
                  r.coins as rolled_coins, s.coins as ledger_coins
           from rolled r full join sales s on s.team_id = r.team_id
@@ -41,11 +57,20 @@ export const DASHBOARD_INVARIANTS: Invariant[] = [
           rolled as (
             select team_id, sum(packs_opened)::bigint as opened,
                    sum(pulls_common + pulls_uncommon + pulls_rare + pulls_epic + pulls_legendary)::bigint as pulls
-            from dashboard_hours group by 1)
+            from dashboard_hours where pack_id <> '*' group by 1)
           select coalesce(r.team_id, o.team_id) as team_id, r.opened as rolled_opened, o.opened as opens,
                  r.pulls as rolled_pulls, o.pulls as pulls
           from rolled r full join opens o on o.team_id = r.team_id
           where coalesce(r.opened, 0) <> coalesce(o.opened, 0) or coalesce(r.pulls, 0) <> coalesce(o.pulls, 0)`,
+    ),
+  },
+  {
+    name: "each hour's total row of the dashboard is the sum of that hour's other rows",
+    check: violations(
+      sql`select team_id, hour, count(*) filter (where pack_id = '*')::int as total_rows
+          from dashboard_hours group by team_id, hour
+          having count(*) filter (where pack_id = '*') <> 1
+             or ${sql.raw(SUMS.map((c) => `coalesce(sum(${c}) filter (where pack_id = '*'), 0) <> coalesce(sum(${c}) filter (where pack_id <> '*'), 0)`).join(' or '))}`,
     ),
   },
   {

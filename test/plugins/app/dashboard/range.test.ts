@@ -122,7 +122,24 @@ t.test('what events add to the rollups', async (t) => {
     { teamId: 'team', hour: '2026-03-29T01:00:00.000Z', packId: '', questCompletions: 1, leagueEntries: 7, grants: 0 },
     { teamId: '', packId: '', grants: 1 },
   ]);
-  t.equal(rollup.hours.length, 4, 'a wallet event adds nothing');
+  t.match(
+    rollup.hours.slice(4),
+    [
+      {
+        teamId: 'team',
+        hour: '2026-03-29T01:00:00.000Z',
+        packId: '*',
+        packsSold: 2,
+        pullsRare: 2,
+        questCompletions: 1,
+        leagueEntries: 7,
+      },
+      { teamId: 'team', hour: '2026-03-29T02:00:00.000Z', packId: '*', packsSold: 1 },
+      { teamId: '', packId: '*', grants: 1 },
+    ],
+    "each (team, hour)'s total row",
+  );
+  t.equal(rollup.hours.length, 7, 'a wallet event adds nothing');
   t.same(rollup.buyers.length, 2, 'a buyer counts once per hour');
   t.same(
     rollup.draws.map((row) => [row.collectibleId, row.draws]),

@@ -143,6 +143,11 @@ t.test(`the team dashboard (${suiteServer})`, async (t) => {
       { failing },
     );
     t.ok(
+      failing.some((name) => name.includes("each hour's total row")),
+      'the total rows',
+      { failing },
+    );
+    t.ok(
       failing.some((name) => name.includes('draws per pack')),
       'draws',
       { failing },
