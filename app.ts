@@ -38,6 +38,7 @@ import leaguesPlugin from './plugins/app/leagues/index.js';
 import leaderboardsPlugin from './plugins/app/leaderboards/index.js';
 import appConfigPlugin from './plugins/app/app-config/index.js';
 import versionPlugin from './plugins/app/version.js';
+import dashboardPlugin from './plugins/app/dashboard/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
 import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
@@ -298,6 +299,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(leaderboardsPlugin);
     await app.register(appConfigPlugin);
     await app.register(versionPlugin);
+    await app.register(dashboardPlugin);
     await app.register(jobsPlugin);
     await app.register(demoPlugin);
 

@@ -15,3 +15,4 @@ export * from './schema/quests.js';
 export * from './schema/leagues.js';
 export * from './schema/leaderboards.js';
 export * from './schema/app-config.js';
+export * from './schema/dashboard.js';

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { AuditEntry } from './audit.js';
+import { DASHBOARD_SCHEMAS } from './dashboard.js';
 import { CreatePriceBody, CreateProductBody, Price, Product, UpdatePriceBody, UpdateProductBody } from './products.js';
 import {
   Identity,
@@ -245,4 +246,5 @@ export const SHARED_SCHEMAS: TSchema[] = [
   RoundScores,
   AppConfig,
   UpdateAppConfigBody,
+  ...DASHBOARD_SCHEMAS,
 ];

@@ -4,6 +4,8 @@ import auditLogRoutes from './admin/audit-log/index.js';
 import adminCollectibleRoutes from './admin/collectibles/index.js';
 import adminPackRoutes from './admin/packs/index.js';
 import adminTeamRoutes from './admin/teams/index.js';
+import teamDashboardRoutes from './admin/teams/dashboard.js';
+import adminDashboardRoutes from './admin/dashboard/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import adminWalletRoutes from './admin/wallets/index.js';
 import adminOrderRoutes from './admin/orders/index.js';
@@ -45,6 +47,8 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(auditLogRoutes, { prefix: '/admin/audit-log' });
   await app.register(teamRoutes, { prefix: '/teams' });
   await app.register(adminTeamRoutes, { prefix: '/admin/teams' });
+  await app.register(teamDashboardRoutes, { prefix: '/admin/teams' });
+  await app.register(adminDashboardRoutes, { prefix: '/admin/dashboard' });
   await app.register(purchaseRoutes, { prefix: '/packs' });
   await app.register(walletRoutes, { prefix: '/wallet' });
   await app.register(adminWalletRoutes, { prefix: '/admin/wallets' });

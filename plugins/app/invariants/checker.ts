@@ -6,6 +6,7 @@ import { LEAGUE_INVARIANTS } from './leagues.js';
 import { QUEST_INVARIANTS } from './quests.js';
 import { LEADERBOARD_INVARIANTS } from './leaderboards.js';
 import { REWARD_INVARIANTS } from './rewards.js';
+import { DASHBOARD_INVARIANTS } from './dashboard.js';
 
 /**
  * The invariants of the service's money-like state, checked by reading the database: for tests
@@ -219,6 +220,7 @@ export const INVARIANTS: Invariant[] = [
   ...QUEST_INVARIANTS,
   ...LEAGUE_INVARIANTS,
   ...LEADERBOARD_INVARIANTS,
+  ...DASHBOARD_INVARIANTS,
 ];
 
 /** Opens are read in pages: a result holds its whole proof. */
