@@ -34,5 +34,5 @@ export default fp(
       }),
     });
   },
-  { name: 'leagues', dependencies: ['db', 'events', 'audit', 'teams', 'rewards', 'users', 'locker-room'] },
+  { name: 'leagues', dependencies: ['db', 'env', 'events', 'audit', 'teams', 'rewards', 'users', 'locker-room'] },
 );
