@@ -36,6 +36,7 @@ import rewardsPlugin from './plugins/app/rewards/index.js';
 import questsPlugin from './plugins/app/quests/index.js';
 import leaguesPlugin from './plugins/app/leagues/index.js';
 import leaderboardsPlugin from './plugins/app/leaderboards/index.js';
+import webhooksPlugin from './plugins/app/webhooks/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
 import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
@@ -294,6 +295,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(lockerRoomPlugin);
     await app.register(leaguesPlugin);
     await app.register(leaderboardsPlugin);
+    await app.register(webhooksPlugin);
     await app.register(jobsPlugin);
     await app.register(demoPlugin);
 

@@ -14,3 +14,4 @@ export * from './schema/events.js';
 export * from './schema/quests.js';
 export * from './schema/leagues.js';
 export * from './schema/leaderboards.js';
+export * from './schema/webhooks.js';

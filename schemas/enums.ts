@@ -226,3 +226,30 @@ export const RoundStatus = StringEnum(ROUND_STATUSES, {
   description:
     '`upcoming` before `opensAt`; `open` (lineups accepted) until `locksAt`; `locked` (scores posted) until finalized; `final` (standings frozen)',
 });
+
+/** An outbound webhook delivery: waiting for its next attempt, received (2xx), or given up. */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+export const WebhookDeliveryStatus = StringEnum(WEBHOOK_DELIVERY_STATUSES, {
+  $id: 'WebhookDeliveryStatus',
+  description:
+    '`pending`: waiting for its next attempt (`nextAttemptAt`); `delivered`: the endpoint answered 2xx; `failed`: every retry failed, the endpoint answered 410, or the endpoint was disabled (replay it once fixed)',
+});
+
+/** How one attempt to deliver ended. */
+export const WEBHOOK_ATTEMPT_OUTCOMES = ['delivered', 'failed', 'gone', 'refused'] as const;
+export type WebhookAttemptOutcome = (typeof WEBHOOK_ATTEMPT_OUTCOMES)[number];
+export const WebhookAttemptOutcome = StringEnum(WEBHOOK_ATTEMPT_OUTCOMES, {
+  $id: 'WebhookAttemptOutcome',
+  description:
+    '`delivered`: a 2xx answer; `failed`: another status, a redirect (never followed), a timeout or a connection error; `gone`: 410 Gone (the endpoint is disabled at once); `refused`: the host resolved to an address outbound webhooks may not reach (loopback, private, link-local, metadata ...)',
+});
+
+/** Why an endpoint no longer receives deliveries. */
+export const WEBHOOK_DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
+export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
+export const WebhookDisabledReason = StringEnum(WEBHOOK_DISABLED_REASONS, {
+  $id: 'WebhookDisabledReason',
+  description:
+    '`manual`: turned off with `enabled: false`; `gone`: it answered 410 Gone; `failing`: every attempt failed for 5 days',
+});

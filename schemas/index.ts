@@ -39,6 +39,9 @@ import {
   StreakUnit,
   TeamRole,
   UserRole,
+  WebhookAttemptOutcome,
+  WebhookDeliveryStatus,
+  WebhookDisabledReason,
 } from './enums.js';
 import {
   AddCollectibleAction,
@@ -112,6 +115,17 @@ import {
   Reward,
   RewardBundle,
 } from './rewards.js';
+import {
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WEBHOOK_PAYLOADS,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+  WebhookThinnedData,
+} from './webhooks.js';
 
 /**
  * Every named schema, registered once with `addSchema` (app.ts) and referenced by `$id`: the
@@ -242,4 +256,17 @@ export const SHARED_SCHEMAS: TSchema[] = [
   LineupBody,
   Lineup,
   RoundScores,
+  WebhookEventType,
+  WebhookDeliveryStatus,
+  WebhookAttemptOutcome,
+  WebhookDisabledReason,
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookDelivery,
+  WebhookAttempt,
+  WebhookThinnedData,
+  // The payloads endpoints receive: named in the document's `webhooks`, referenced by no route.
+  ...Object.values(WEBHOOK_PAYLOADS),
 ];

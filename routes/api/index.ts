@@ -4,6 +4,8 @@ import auditLogRoutes from './admin/audit-log/index.js';
 import adminCollectibleRoutes from './admin/collectibles/index.js';
 import adminPackRoutes from './admin/packs/index.js';
 import adminTeamRoutes from './admin/teams/index.js';
+import teamWebhookRoutes from './admin/teams/webhooks.js';
+import adminWebhookRoutes from './admin/webhooks/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import adminWalletRoutes from './admin/wallets/index.js';
 import adminOrderRoutes from './admin/orders/index.js';
@@ -42,6 +44,8 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(auditLogRoutes, { prefix: '/admin/audit-log' });
   await app.register(teamRoutes, { prefix: '/teams' });
   await app.register(adminTeamRoutes, { prefix: '/admin/teams' });
+  await app.register(teamWebhookRoutes, { prefix: '/admin/teams' });
+  await app.register(adminWebhookRoutes, { prefix: '/admin/webhooks' });
   await app.register(purchaseRoutes, { prefix: '/packs' });
   await app.register(walletRoutes, { prefix: '/wallet' });
   await app.register(adminWalletRoutes, { prefix: '/admin/wallets' });
