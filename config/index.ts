@@ -7,6 +7,7 @@ import { type KeySource, resolveKeySource } from './keys.js';
 import { type Env, EnvSchema } from './schema.js';
 import { resolveSessions, type SessionsConfig } from './sessions.js';
 import { parseDuration, parseSize, parseTrustProxy, splitList } from './units.js';
+import { resolveWebhooks, type WebhooksConfig } from './webhooks.js';
 
 /**
  * Configuration: environment variables (and `.env` when present), validated once at start into
@@ -20,6 +21,7 @@ export type { KeySource } from './keys.js';
 export { type Env, EnvSchema } from './schema.js';
 export type { ProviderConfig, SessionsConfig } from './sessions.js';
 export { parseDuration, parseSize, parseTrustProxy } from './units.js';
+export type { WebhooksConfig } from './webhooks.js';
 
 export interface AppConfig {
   host: string;
@@ -79,6 +81,8 @@ export interface AppConfig {
   sessions: SessionsConfig | null;
   /** Stripe Checkout for coin bundles; null when not configured (checkout answers 503). */
   checkout: CheckoutConfig | null;
+  /** Outbound webhooks: whether they may reach loopback and private addresses (never in production). */
+  webhooks: WebhooksConfig;
 }
 
 function parseAdminClaim(value: string | undefined): AppConfig['auth']['adminClaim'] {
@@ -152,5 +156,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     leaderboardCacheMs: parseDuration('LEADERBOARD_CACHE', env.LEADERBOARD_CACHE, { allowZero: true }),
     sessions: resolveSessions(env, devDefaults),
     checkout: resolveCheckout(env),
+    webhooks: resolveWebhooks(env, isProduction),
   };
 }

@@ -69,5 +69,6 @@ export const EnvSchema = Type.Object({
   CHECKOUT_SUCCESS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_CANCEL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_TTL: Type.String({ default: '30 minutes' }),
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: Type.Boolean({ default: false }),
 });
 export type Env = Static<typeof EnvSchema>;
