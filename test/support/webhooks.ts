@@ -157,7 +157,7 @@ export async function deliveriesOf(app: App, endpointUrl: string, token: string 
 
 /** Turns committed events into deliveries and sends what is due by `at`. */
 export async function deliverNow(app: App, at?: Date): Promise<number> {
-  await app.webhooks.consumer.drain();
+  await app.webhooks.consumer.catchUp();
   return app.webhooks.sender.runDue(at ? { at } : {});
 }
 
