@@ -44,12 +44,13 @@ export const AUDIT_TARGET_TYPES = [
   'grant',
   'league',
   'round',
+  'webhook',
 ] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 export const AuditTargetType = StringEnum(AUDIT_TARGET_TYPES, {
   $id: 'AuditTargetType',
   description:
-    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin), a grant (revoked), a league or a league round (created, changed, scored, finalized)',
+    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin), a grant (revoked), a league or a league round (created, changed, scored, finalized), a webhook endpoint (registered, changed, its secret rotated, removed)',
 });
 
 export const USER_ROLES = ['user', 'admin'] as const;

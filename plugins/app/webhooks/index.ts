@@ -27,7 +27,13 @@ export default fp(
     const sender = createSender({ db: fastify.db, log: fastify.log, allowPrivateTargets });
     const consumer = fastify.events.consumer({ name: 'webhooks', handle: fanOut });
     fastify.decorate('webhooks', {
-      ...createWebhookAdmin({ db: fastify.db, teams: fastify.teams, sender, allowPrivateTargets }),
+      ...createWebhookAdmin({
+        db: fastify.db,
+        teams: fastify.teams,
+        audit: fastify.audit,
+        sender,
+        allowPrivateTargets,
+      }),
       consumer,
       sender,
     });
@@ -46,5 +52,5 @@ export default fp(
       await background?.stop();
     });
   },
-  { name: 'webhooks', dependencies: ['db', 'env', 'events', 'teams'] },
+  { name: 'webhooks', dependencies: ['db', 'env', 'events', 'teams', 'audit'] },
 );

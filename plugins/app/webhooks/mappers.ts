@@ -24,6 +24,15 @@ export function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   };
 }
 
+/**
+ * An endpoint as its audit rows keep it: its URL without the query string, which may carry a
+ * receiver's token, since every member of the team (viewers too) reads the team's audit log.
+ */
+export function toAuditedEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+  const url = new URL(row.url);
+  return { ...toEndpoint(row), url: `${url.origin}${url.pathname}` };
+}
+
 export function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
   return {
     id: row.id,

@@ -13,12 +13,13 @@ import type {
   WebhookEndpointWithSecret,
   WebhookListQuery,
 } from '../../../schemas/webhooks.js';
+import type { AuditService } from '../audit/service.js';
 import { authorize, forbidden, type Principal, requireAdminAccess, teamNotFound } from '../auth/policy.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
 import { pageOf } from '../pagination.js';
 import type { TeamsService } from '../teams/service.js';
 import { deliveryNotFound, invalidWebhookUrl, webhookDisabled, webhookNotFound } from './errors.js';
-import { toAttempt, toDelivery, toEndpoint } from './mappers.js';
+import { toAttempt, toAuditedEndpoint, toDelivery, toEndpoint } from './mappers.js';
 import {
   deleteEndpoint,
   disableEndpoint,
@@ -46,12 +47,13 @@ export interface WebhookScope {
 export interface WebhookAdminDeps {
   db: DatabaseHandle;
   teams: Pick<TeamsService, 'exists' | 'withCurrentRole'>;
+  audit: Pick<AuditService, 'record'>;
   sender: Pick<Sender, 'attempt' | 'leaseMs'>;
   allowPrivateTargets: boolean;
 }
 
 /** Endpoints as their admins run them: registered, changed, rotated, tested; their deliveries listed and replayed. */
-export function createWebhookAdmin({ db, teams, sender, allowPrivateTargets }: WebhookAdminDeps) {
+export function createWebhookAdmin({ db, teams, audit, sender, allowPrivateTargets }: WebhookAdminDeps) {
   /**
    * Work on a scope, in one transaction, for a caller allowed to manage its webhooks as it stands
    * now. Callers without any admin role are refused before anything is read; a team the caller
@@ -73,6 +75,30 @@ export function createWebhookAdmin({ db, teams, sender, allowPrivateTargets }: W
     const endpoint = await findEndpoint(tx, id, { lock });
     if (!endpoint || endpoint.teamId !== scope.teamId) throw webhookNotFound();
     return endpoint;
+  }
+
+  /** The audit row of a change to an endpoint, in the change's transaction. */
+  function audited(
+    tx: Database,
+    principal: Principal,
+    action: string,
+    before: WebhookEndpointRow | null,
+    after: WebhookEndpointRow | null,
+  ): Promise<void> {
+    const endpoint = (after ?? before) as WebhookEndpointRow;
+    return audit.record(
+      tx,
+      {
+        actorId: principal.id,
+        action: `webhook.${action}`,
+        targetType: 'webhook',
+        targetId: endpoint.id,
+        teamId: endpoint.teamId,
+        before: before && toAuditedEndpoint(before),
+        after: after && toAuditedEndpoint(after),
+      },
+      new Date(),
+    );
   }
 
   function checkUrl(url: string): void {
@@ -115,6 +141,7 @@ export function createWebhookAdmin({ db, teams, sender, allowPrivateTargets }: W
           createdAt: now,
           updatedAt: now,
         });
+        await audited(tx, principal, 'create', null, created);
         return { endpoint: toEndpoint(created), secret };
       });
     },
@@ -126,17 +153,17 @@ export function createWebhookAdmin({ db, teams, sender, allowPrivateTargets }: W
         const now = new Date();
         if (body.enabled === false && endpoint.enabled)
           await disableEndpoint(tx, id, { reason: 'manual', detail: `Disabled by ${principal.id}.` }, now);
-        return toEndpoint(
-          await updateEndpoint(tx, id, {
-            ...(body.url === undefined ? {} : { url: body.url }),
-            ...(body.events === undefined ? {} : { eventTypes: body.events }),
-            ...(body.description === undefined ? {} : { description: body.description }),
-            // Enabling starts afresh: no reason, no run of failures.
-            ...(body.enabled === true && !endpoint.enabled
-              ? { enabled: true, disabledReason: null, disabledAt: null, disabledDetail: null, failingSince: null }
-              : {}),
-          }),
-        );
+        const updated = await updateEndpoint(tx, id, {
+          ...(body.url === undefined ? {} : { url: body.url }),
+          ...(body.events === undefined ? {} : { eventTypes: body.events }),
+          ...(body.description === undefined ? {} : { description: body.description }),
+          // Enabling starts afresh: no reason, no run of failures.
+          ...(body.enabled === true && !endpoint.enabled
+            ? { enabled: true, disabledReason: null, disabledAt: null, disabledDetail: null, failingSince: null }
+            : {}),
+        });
+        await audited(tx, principal, 'update', endpoint, updated);
+        return toEndpoint(updated);
       });
     },
 
@@ -145,6 +172,7 @@ export function createWebhookAdmin({ db, teams, sender, allowPrivateTargets }: W
       return inScope(principal, scope, async (tx) => {
         const endpoint = await endpointOf(tx, scope, id, true);
         await deleteEndpoint(tx, id);
+        await audited(tx, principal, 'delete', endpoint, null);
         return toEndpoint(endpoint);
       });
     },
@@ -159,6 +187,7 @@ export function createWebhookAdmin({ db, teams, sender, allowPrivateTargets }: W
           previousSecret: endpoint.secret,
           previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS),
         });
+        await audited(tx, principal, 'rotate_secret', endpoint, rotated);
         return { endpoint: toEndpoint(rotated), secret };
       });
     },

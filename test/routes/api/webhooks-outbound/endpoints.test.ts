@@ -1,7 +1,7 @@
 import t from 'tap';
 import { buildTestApp, tokenFor } from '../../../support/app.js';
 import { ADMIN } from '../../../support/catalog.js';
-import { call, codeOf, detailPaths, signIn, staffedTeam } from '../../../support/teams.js';
+import { call, codeOf, detailPaths, signIn, staffedTeam, teamAudit } from '../../../support/teams.js';
 import {
   LOOPBACK_ENV,
   platformWebhooksUrl,
@@ -66,6 +66,8 @@ t.test('an owner registers, reads, changes, rotates and removes an endpoint; not
   const patched = await call(app, 'PATCH', url, owner, { payload: { events: ['purchase.completed'], enabled: false } });
   t.equal(patched.statusCode, 200);
   t.match(patched.json().data, { events: ['purchase.completed'], enabled: false, disabledReason: 'manual' });
+  const withToken = await call(app, 'PATCH', url, owner, { payload: { url: `${receiver.url}?token=s3cr3t` } });
+  t.equal(withToken.json().data.url, `${receiver.url}?token=s3cr3t`, 'the owner sees the whole URL');
   const enabled = await call(app, 'PATCH', url, owner, { payload: { enabled: true } });
   t.match(enabled.json().data, { enabled: true, disabledReason: null, disabledAt: null, disabledDetail: null });
 
@@ -83,6 +85,16 @@ t.test('an owner registers, reads, changes, rotates and removes an endpoint; not
   t.equal(removed.json().data.id, endpoint.id);
   t.equal(codeOf(await call(app, 'GET', url, owner)), 'webhook_not_found');
   t.equal(codeOf(await call(app, 'DELETE', url, owner)), 'webhook_not_found');
+
+  const audit = (await teamAudit(app, team.id)).filter((entry) => entry.targetType === 'webhook');
+  t.same(
+    audit.map((entry) => entry.action),
+    ['webhook.delete', 'webhook.rotate_secret', 'webhook.update', 'webhook.update', 'webhook.update', 'webhook.create'],
+    'every change is audited',
+  );
+  const text = JSON.stringify(audit);
+  t.notOk(text.includes('whsec_'), 'no secret in the audit log');
+  t.notOk(text.includes('s3cr3t'), "nor a URL's query: viewers read the audit log");
 });
 
 t.test('team owners and platform admins only', async (t) => {
