@@ -139,6 +139,7 @@ export const CRON_JOBS = [
   'end-quests',
   'advance-rounds',
   'freeze-leaderboards',
+  'prune-webhook-deliveries',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -149,7 +150,8 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones; ' +
     '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
     '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid; ' +
-    '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up',
+    '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up; ' +
+    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

@@ -101,6 +101,7 @@ export const webhookDeliveries = pgTable(
     ),
     index('webhook_deliveries_due_idx').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
     index('webhook_deliveries_list_idx').on(table.endpointId, table.createdAt.desc(), table.id.desc()),
+    index('webhook_deliveries_ended_idx').on(table.createdAt).where(sql`${table.status} <> 'pending'`),
   ],
 );
 

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin';
 import type { EventConsumer } from '../events/service.js';
 import { fanOut } from './fan-out.js';
-import { DELIVERIES_CHANNEL } from './repository.js';
+import { DELIVERIES_CHANNEL, pruneEnded } from './repository.js';
+import { DELIVERY_RETENTION_MS } from './rules.js';
 import { createSender, runSenderInBackground, type Sender } from './sender.js';
 import { createWebhookAdmin, type WebhookAdmin } from './service.js';
 
@@ -12,6 +13,11 @@ declare module 'fastify' {
       consumer: EventConsumer;
       /** Sends due deliveries (in the background with the consumers; `runDue` for tests and scripts). */
       sender: Sender;
+      /**
+       * The job: deletes up to `limit` deliveries that ended more than DELIVERY_RETENTION_MS before
+       * `now` (default: now), with their attempts; answers how many.
+       */
+      prune(limit: number, now?: Date): Promise<number>;
     };
   }
 }
@@ -36,6 +42,8 @@ export default fp(
       }),
       consumer,
       sender,
+      prune: (limit, now = new Date()) =>
+        pruneEnded(fastify.db.orm, new Date(now.getTime() - DELIVERY_RETENTION_MS), limit),
     });
     if (!fastify.config.eventConsumers) return;
 

@@ -324,6 +324,18 @@ export async function replayDelivery(tx: Database, endpointId: string, id: strin
   return row as WebhookDeliveryRow;
 }
 
+/** Deletes up to `limit` deliveries that ended (not pending) and were created before `before`, their attempts with them. */
+export async function pruneEnded(db: Database, before: Date, limit: number): Promise<number> {
+  const rows = rowsOf(
+    await db.execute(sql`
+      delete from webhook_deliveries where id in (
+        select id from webhook_deliveries where status <> 'pending' and created_at < ${before}
+        order by created_at limit ${limit})
+      returning 1`),
+  );
+  return rows.length;
+}
+
 /** Sends again every failed delivery of the endpoint created at or after `since`; answers how many. */
 export async function replayFailedSince(tx: Database, endpointId: string, since: Date): Promise<number> {
   const rows = await tx

@@ -26,6 +26,8 @@ export const JITTER = 0.2;
 export const FAILING_DISABLE_MS = 5 * 24 * 3_600_000;
 /** A payload larger than this is sent thinned (its ids only). */
 export const PAYLOAD_MAX_BYTES = 20 * 1024;
+/** Deliveries that ended (delivered or failed) are kept this long for their owners to look at and replay. */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 /** How long a signing secret replaced by a rotation still signs beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 

@@ -225,3 +225,22 @@ t.test('in the background a healthy receiver gets an event within about 2 s', as
   t.ok(median < 2000, `lags ${lags.join(', ')} ms`);
   t.comment(`event commit to receipt: ${lags.join(', ')} ms`);
 });
+
+t.test('deliveries that ended are pruned after 30 days, with their attempts; pending ones stay', async (t) => {
+  const app = await buildTestApp(t, LOOPBACK_ENV);
+  const healthy = await startReceiver(t);
+  const failing = await startReceiver(t, () => ({ status: 500 }));
+  const ok = await registerEndpoint(app, platformWebhooksUrl(), { url: healthy.url, events: ['wallet.credited'] });
+  const bad = await registerEndpoint(app, platformWebhooksUrl(), { url: failing.url, events: ['wallet.credited'] });
+  await signIn(app, 'wh-prune');
+  await credit(app, 'wh-prune');
+  t.equal(await deliverNow(app), 2);
+  t.equal(await app.webhooks.prune(500, new Date(Date.now() + 29 * DAY)), 0, 'nothing within 30 days');
+  t.equal(await app.webhooks.prune(500, new Date(Date.now() + 31 * DAY)), 1, 'the delivered one after');
+  t.same(await deliveriesOf(app, platformWebhooksUrl(`/${ok.endpoint.id}`)), []);
+  t.same(
+    (await deliveriesOf(app, platformWebhooksUrl(`/${bad.endpoint.id}`))).map((d) => d.status),
+    ['pending'],
+    'one still being retried stays',
+  );
+});
