@@ -235,15 +235,15 @@ export async function insertLeasedPing(
 
 /**
  * Records an attempt and applies its effects to the delivery, if the sender still holds its lease
- * (a replay or a lease that ran out hands it on): answers whether it did. The attempt is recorded
- * either way while the delivery exists: it happened.
+ * (a replay or a lease that ran out hands it on): answers the delivery so changed, or undefined.
+ * The attempt is recorded either way while the delivery exists: it happened.
  */
 export async function recordAttempt(
   tx: Database,
   claimed: Pick<ClaimedDelivery, 'id' | 'leaseId'>,
   attempt: typeof webhookAttempts.$inferInsert,
   effects: AttemptEffects['delivery'] & { lastStatusCode: number | null },
-): Promise<boolean> {
+): Promise<WebhookDeliveryRow | undefined> {
   await tx.execute(sql`
     insert into webhook_attempts (id, delivery_id, attempted_at, outcome, status_code, error, duration_ms, address,
                                   response_body)
@@ -255,8 +255,8 @@ export async function recordAttempt(
     .update(webhookDeliveries)
     .set({ ...effects, leaseId: null, lockedUntil: null })
     .where(and(eq(webhookDeliveries.id, claimed.id), eq(webhookDeliveries.leaseId, claimed.leaseId)))
-    .returning({ id: webhookDeliveries.id });
-  return updated.length > 0;
+    .returning();
+  return updated[0];
 }
 
 export async function findDelivery(db: Database, endpointId: string, id: string) {

@@ -13,7 +13,7 @@ import {
   recordAttempt,
   updateEndpoint,
 } from './repository.js';
-import { afterAttempt, attemptError, signingSecrets } from './rules.js';
+import { type AttemptEffects, afterAttempt, attemptError, signingSecrets } from './rules.js';
 import { webhookHeaders } from './signing.js';
 import { type SendResult, sendWebhook } from './transport.js';
 
@@ -23,9 +23,17 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const LEASE_MS = 60_000;
 /** Deliveries one instance sends at once, and at most this many to one endpoint (a slow one does not hold up the rest). */
 export const MAX_IN_FLIGHT = 32;
-export const PER_ENDPOINT = 4;
+export const PER_ENDPOINT = 8;
 /** The fallback when a NOTIFY is missed or a retry falls due: the sender looks for due deliveries this often. */
 export const POLL_MS = 1000;
+
+/** Whether an attempt's effects change its endpoint: its run of failures, or disabling it. */
+function changesEndpoint(endpoint: { failingSince: Date | null; enabled: boolean }, effects: AttemptEffects): boolean {
+  const failingChanges =
+    effects.failingSince !== undefined &&
+    (effects.failingSince?.getTime() ?? null) !== (endpoint.failingSince?.getTime() ?? null);
+  return failingChanges || (endpoint.enabled && effects.disable !== undefined);
+}
 
 export interface SenderDeps {
   db: DatabaseHandle;
@@ -88,25 +96,30 @@ export function createSender({ db, log, allowPrivateTargets }: SenderDeps) {
       address: result.address,
       responseBody: result.responseBody,
     };
+    const ping = claimed.eventType === PING_TYPE;
+    const random = Math.random();
+    const effectsFor = (failingSince: Date | null) =>
+      afterAttempt({ attempts: claimed.attempts, ping, failingSince }, result, at, random);
     const delivery = await db.transaction(async (tx) => {
-      // The endpoint's row lock orders the attempts of one endpoint that end at once.
-      const endpoint = await findEndpoint(tx, claimed.endpointId, { lock: true });
-      const ping = claimed.eventType === PING_TYPE;
-      const effects = afterAttempt(
-        { attempts: claimed.attempts, ping, failingSince: endpoint?.failingSince ?? null },
-        result,
-        at,
-        Math.random(),
-      );
-      await recordAttempt(tx, claimed, row, { ...effects.delivery, lastStatusCode: result.status });
-      // What the attempt showed of the endpoint holds even if the delivery was handed on meanwhile.
-      if (endpoint && effects.failingSince !== undefined && effects.failingSince !== endpoint.failingSince)
-        await updateEndpoint(tx, endpoint.id, { failingSince: effects.failingSince });
-      if (endpoint?.enabled && effects.disable) {
-        await disableEndpoint(tx, endpoint.id, effects.disable, at);
-        log.warn({ endpointId: endpoint.id, reason: effects.disable.reason }, 'a webhook endpoint was disabled');
+      let endpoint = await findEndpoint(tx, claimed.endpointId);
+      let effects = effectsFor(endpoint?.failingSince ?? null);
+      // Only an attempt that changes its endpoint takes the endpoint's row lock, which orders the
+      // attempts of one endpoint that end at once: successes on a healthy endpoint never wait.
+      if (endpoint && changesEndpoint(endpoint, effects)) {
+        endpoint = await findEndpoint(tx, claimed.endpointId, { lock: true });
+        effects = effectsFor(endpoint?.failingSince ?? null);
       }
-      return findDelivery(tx, claimed.endpointId, claimed.id);
+      const recorded = await recordAttempt(tx, claimed, row, { ...effects.delivery, lastStatusCode: result.status });
+      // What the attempt showed of the endpoint holds even if the delivery was handed on meanwhile.
+      if (endpoint && changesEndpoint(endpoint, effects)) {
+        if (effects.failingSince !== undefined)
+          await updateEndpoint(tx, endpoint.id, { failingSince: effects.failingSince });
+        if (endpoint.enabled && effects.disable) {
+          await disableEndpoint(tx, endpoint.id, effects.disable, at);
+          log.warn({ endpointId: endpoint.id, reason: effects.disable.reason }, 'a webhook endpoint was disabled');
+        }
+      }
+      return recorded ?? (await findDelivery(tx, claimed.endpointId, claimed.id));
     });
     return { delivery, attempt: row };
   }
