@@ -7,7 +7,6 @@ import type {
   DeliveryListQuery,
   ReplayFailedBody,
   UpdateWebhookBody,
-  WebhookAttempt,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
@@ -229,22 +228,13 @@ export function createWebhookAdmin({ db, teams, audit, sender, allowPrivateTarge
       });
     },
 
-    getDelivery(principal: Principal, scope: WebhookScope, id: string, deliveryId: string): Promise<WebhookDelivery> {
-      return inScope(principal, scope, async (tx) => {
-        await endpointOf(tx, scope, id);
-        const delivery = await findDelivery(tx, id, deliveryId);
-        if (!delivery) throw deliveryNotFound();
-        return toDelivery(delivery);
-      });
-    },
-
     listAttempts(principal: Principal, scope: WebhookScope, id: string, deliveryId: string, query: AttemptListQuery) {
       const page = pageOf(query);
       return inScope(principal, scope, async (tx) => {
         await endpointOf(tx, scope, id);
         if (!(await findDelivery(tx, id, deliveryId))) throw deliveryNotFound();
         const found = await listAttempts(tx, deliveryId, page);
-        return { items: found.items.map(toAttempt) as WebhookAttempt[], nextCursor: found.nextCursor };
+        return { items: found.items.map(toAttempt), nextCursor: found.nextCursor };
       });
     },
 
