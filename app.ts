@@ -39,6 +39,7 @@ import leaderboardsPlugin from './plugins/app/leaderboards/index.js';
 import appConfigPlugin from './plugins/app/app-config/index.js';
 import versionPlugin from './plugins/app/version.js';
 import dashboardPlugin from './plugins/app/dashboard/index.js';
+import webhooksPlugin from './plugins/app/webhooks/index.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors, notFoundHandler } from './plugins/app/error-handler.js';
 import { ServiceUnavailableError, ValidationError } from './plugins/app/errors.js';
 import corsPlugin from './plugins/external/cors.js';
@@ -300,6 +301,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(appConfigPlugin);
     await app.register(versionPlugin);
     await app.register(dashboardPlugin);
+    await app.register(webhooksPlugin);
     await app.register(jobsPlugin);
     await app.register(demoPlugin);
 

@@ -16,3 +16,4 @@ export * from './schema/leagues.js';
 export * from './schema/leaderboards.js';
 export * from './schema/app-config.js';
 export * from './schema/dashboard.js';
+export * from './schema/webhooks.js';

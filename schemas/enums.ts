@@ -45,12 +45,13 @@ export const AUDIT_TARGET_TYPES = [
   'league',
   'round',
   'app_config',
+  'webhook',
 ] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 export const AuditTargetType = StringEnum(AUDIT_TARGET_TYPES, {
   $id: 'AuditTargetType',
   description:
-    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin), a grant (revoked), a league or a league round (created, changed, scored, finalized), the mobile app configuration (edited)',
+    'What the audit row is about: a pack (or its pool), a collectible, a team, a membership, a quest, a reward (created, or granted by an admin), a grant (revoked), a league or a league round (created, changed, scored, finalized), the mobile app configuration (edited), a webhook endpoint (registered, changed, its secret rotated, removed)',
 });
 
 export const USER_ROLES = ['user', 'admin'] as const;
@@ -139,6 +140,7 @@ export const CRON_JOBS = [
   'end-quests',
   'advance-rounds',
   'freeze-leaderboards',
+  'prune-webhook-deliveries',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -149,7 +151,8 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`reconcile-orders`: re-check pending orders older than a minute with Stripe and fulfil the paid ones; ' +
     '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
     '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid; ' +
-    '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up',
+    '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up; ' +
+    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;
@@ -226,4 +229,31 @@ export const RoundStatus = StringEnum(ROUND_STATUSES, {
   $id: 'RoundStatus',
   description:
     '`upcoming` before `opensAt`; `open` (lineups accepted) until `locksAt`; `locked` (scores posted) until finalized; `final` (standings frozen)',
+});
+
+/** An outbound webhook delivery: waiting for its next attempt, received (2xx), or given up. */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+export const WebhookDeliveryStatus = StringEnum(WEBHOOK_DELIVERY_STATUSES, {
+  $id: 'WebhookDeliveryStatus',
+  description:
+    '`pending`: waiting for its next attempt (`nextAttemptAt`); `delivered`: the endpoint answered 2xx; `failed`: every retry failed, the endpoint answered 410, or the endpoint was disabled (replay it once fixed)',
+});
+
+/** How one attempt to deliver ended. */
+export const WEBHOOK_ATTEMPT_OUTCOMES = ['delivered', 'failed', 'gone', 'refused'] as const;
+export type WebhookAttemptOutcome = (typeof WEBHOOK_ATTEMPT_OUTCOMES)[number];
+export const WebhookAttemptOutcome = StringEnum(WEBHOOK_ATTEMPT_OUTCOMES, {
+  $id: 'WebhookAttemptOutcome',
+  description:
+    '`delivered`: a 2xx answer; `failed`: another status, a redirect (never followed), a timeout or a connection error; `gone`: 410 Gone (the endpoint is disabled at once); `refused`: the host resolved to an address outbound webhooks may not reach (loopback, private, link-local, metadata ...)',
+});
+
+/** Why an endpoint no longer receives deliveries. */
+export const WEBHOOK_DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
+export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
+export const WebhookDisabledReason = StringEnum(WEBHOOK_DISABLED_REASONS, {
+  $id: 'WebhookDisabledReason',
+  description:
+    '`manual`: turned off with `enabled: false`; `gone`: it answered 410 Gone; `failing`: every attempt failed for 5 days',
 });

@@ -40,6 +40,9 @@ import {
   StreakUnit,
   TeamRole,
   UserRole,
+  WebhookAttemptOutcome,
+  WebhookDeliveryStatus,
+  WebhookDisabledReason,
 } from './enums.js';
 import {
   AddCollectibleAction,
@@ -114,6 +117,17 @@ import {
   Reward,
   RewardBundle,
 } from './rewards.js';
+import {
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WEBHOOK_PAYLOADS,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+  WebhookThinnedData,
+} from './webhooks.js';
 
 /**
  * Every named schema, registered once with `addSchema` (app.ts) and referenced by `$id`: the
@@ -247,4 +261,17 @@ export const SHARED_SCHEMAS: TSchema[] = [
   AppConfig,
   UpdateAppConfigBody,
   ...DASHBOARD_SCHEMAS,
+  WebhookEventType,
+  WebhookDeliveryStatus,
+  WebhookAttemptOutcome,
+  WebhookDisabledReason,
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookDelivery,
+  WebhookAttempt,
+  WebhookThinnedData,
+  // The payloads endpoints receive: named in the document's `webhooks`, referenced by no route.
+  ...Object.values(WEBHOOK_PAYLOADS),
 ];

@@ -1,4 +1,5 @@
 import { ERROR_STATUS_DESCRIPTIONS, type ErrorStatus } from '../../schemas/common.js';
+import { webhookOperations } from '../../schemas/webhooks.js';
 import { CATALOG_CACHE_CONTROL, CATALOG_CACHE_TTL_MS } from './packs/catalog-cache.js';
 
 /**
@@ -12,7 +13,8 @@ import { CATALOG_CACHE_CONTROL, CATALOG_CACHE_TTL_MS } from './packs/catalog-cac
  *   shared 4xx lists are, like every OpenAPI header, not required: the probes, exempt from the
  *   rate limit, answer their 400 without them);
  * - the `mapping` of discriminated unions (Ajv, which validates the same schemas, refuses it);
- * - tags only for the groups that have operations.
+ * - tags only for the groups that have operations;
+ * - the outbound webhooks' payloads, as OpenAPI 3.1 `webhooks` (no route declares them).
  */
 
 type Json = Record<string, unknown>;
@@ -230,6 +232,7 @@ export function shapeDocument(document: OpenApiDocument): OpenApiDocument {
     );
   }
 
+  document.webhooks = webhookOperations();
   if (document.tags) document.tags = document.tags.filter((tag) => usedTags.has(tag.name));
   return document;
 }

@@ -19,6 +19,7 @@ export const API_TAGS = [
   { name: 'Products', description: 'Coin bundles and their prices' },
   { name: 'Cron', description: 'Scheduled jobs, callable by the scheduler' },
   { name: 'Webhooks', description: 'Incoming webhooks (Stripe)' },
+  { name: 'Outbound webhooks', description: 'Endpoints that receive the events of a team, or of the platform' },
   { name: 'Misc', description: 'Health, readiness, the running version and the mobile app configuration' },
 ];
 

@@ -6,6 +6,8 @@ import adminPackRoutes from './admin/packs/index.js';
 import adminTeamRoutes from './admin/teams/index.js';
 import teamDashboardRoutes from './admin/teams/dashboard.js';
 import adminDashboardRoutes from './admin/dashboard/index.js';
+import teamWebhookRoutes from './admin/teams/webhooks.js';
+import adminWebhookRoutes from './admin/webhooks/index.js';
 import adminUserRoutes from './admin/users/index.js';
 import adminWalletRoutes from './admin/wallets/index.js';
 import adminOrderRoutes from './admin/orders/index.js';
@@ -49,6 +51,8 @@ export default async function apiRoutes(app: FastifyInstance) {
   await app.register(adminTeamRoutes, { prefix: '/admin/teams' });
   await app.register(teamDashboardRoutes, { prefix: '/admin/teams' });
   await app.register(adminDashboardRoutes, { prefix: '/admin/dashboard' });
+  await app.register(teamWebhookRoutes, { prefix: '/admin/teams' });
+  await app.register(adminWebhookRoutes, { prefix: '/admin/webhooks' });
   await app.register(purchaseRoutes, { prefix: '/packs' });
   await app.register(walletRoutes, { prefix: '/wallet' });
   await app.register(adminWalletRoutes, { prefix: '/admin/wallets' });

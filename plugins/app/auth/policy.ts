@@ -13,6 +13,7 @@ import { type AppError, ForbiddenError, NotFoundError } from '../errors.js';
  * | catalog:read      | yes            | own   | own    | own    |
  * | catalog:write     | yes            | own   | own    | –      |
  * | audit:read        | yes            | own   | own    | own    |
+ * | webhooks:manage   | yes            | own   | –      | –      |
  *
  * "own" = resources of the teams where the caller has that role; platform resources
  * (teamId null) are the platform admins' alone. Everyone else: nothing.
@@ -30,6 +31,7 @@ export const ADMIN_ACTIONS = [
   'catalog:read',
   'catalog:write',
   'audit:read',
+  'webhooks:manage',
 ] as const;
 export type AdminAction = (typeof ADMIN_ACTIONS)[number];
 
@@ -41,7 +43,7 @@ export interface Principal {
 }
 
 const ROLE_ACTIONS: Record<TeamRole, ReadonlySet<AdminAction>> = {
-  owner: new Set(['members:read', 'members:manage', 'catalog:read', 'catalog:write', 'audit:read']),
+  owner: new Set(['members:read', 'members:manage', 'catalog:read', 'catalog:write', 'audit:read', 'webhooks:manage']),
   editor: new Set(['members:read', 'catalog:read', 'catalog:write', 'audit:read']),
   viewer: new Set(['members:read', 'catalog:read', 'audit:read']),
 };

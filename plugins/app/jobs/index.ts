@@ -39,6 +39,17 @@ declare module 'fastify' {
 
 type JobWork = () => Promise<Omit<JobResult, 'job'>>;
 
+/** Runs `step` on batches of BATCH rows until one comes back short, MAX_BATCHES at most; answers the rows done. */
+async function inBatches(step: (limit: number) => Promise<number>): Promise<number> {
+  let done = 0;
+  for (let batch = 0; batch < MAX_BATCHES; batch++) {
+    const count = await step(BATCH);
+    done += count;
+    if (count < BATCH) break;
+  }
+  return done;
+}
+
 /** Scheduled jobs, run every minute in-process (unless CRON_INTERNAL=false) and by POST /api/cron/{job}. */
 export default fp(
   async (fastify) => {
@@ -49,15 +60,8 @@ export default fp(
        * and forgets idempotency responses past their retention, in bounded batches.
        */
       'expire-purchases': async () => {
-        let expired = 0;
-        for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          const count = await fastify.purchases.expireOverdue(BATCH);
-          expired += count;
-          if (count < BATCH) break;
-        }
-        for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          if ((await fastify.idempotency.forgetExpired(BATCH)) < BATCH) break;
-        }
+        const expired = await inBatches((limit) => fastify.purchases.expireOverdue(limit));
+        await inBatches((limit) => fastify.idempotency.forgetExpired(limit));
         return { processed: expired, expired };
       },
       // Orders are settled one Stripe call at a time: a run takes a bounded batch.
@@ -72,6 +76,10 @@ export default fp(
         await fastify.leaderboards.consumer.drain();
         return { processed: await fastify.leaderboards.freezeClosed() };
       },
+      // Ended deliveries are kept 30 days; a large backlog goes a bounded batch at a time.
+      'prune-webhook-deliveries': async () => ({
+        processed: await inBatches((limit) => fastify.webhooks.prune(limit)),
+      }),
     };
 
     const jobs: Jobs = {
@@ -125,6 +133,16 @@ export default fp(
   },
   {
     name: 'jobs',
-    dependencies: ['db', 'env', 'checkout', 'purchases', 'idempotency', 'quests', 'leagues', 'leaderboards'],
+    dependencies: [
+      'db',
+      'env',
+      'checkout',
+      'purchases',
+      'idempotency',
+      'quests',
+      'leagues',
+      'leaderboards',
+      'webhooks',
+    ],
   },
 );

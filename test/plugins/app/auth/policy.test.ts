@@ -58,6 +58,7 @@ const EXPECTED: Record<PrincipalName, Row> = {
     'catalog:read': [Y, Y, Y],
     'catalog:write': [Y, Y, Y],
     'audit:read': [Y, Y, Y],
+    'webhooks:manage': [Y, Y, Y],
   },
   'owner of T': {
     'team:create': [N, N, N],
@@ -66,6 +67,7 @@ const EXPECTED: Record<PrincipalName, Row> = {
     'catalog:read': [Y, N, N],
     'catalog:write': [Y, N, N],
     'audit:read': [Y, N, N],
+    'webhooks:manage': [Y, N, N],
   },
   'editor of T': {
     'team:create': [N, N, N],
@@ -74,6 +76,7 @@ const EXPECTED: Record<PrincipalName, Row> = {
     'catalog:read': [Y, N, N],
     'catalog:write': [Y, N, N],
     'audit:read': [Y, N, N],
+    'webhooks:manage': [N, N, N],
   },
   'viewer of T': {
     'team:create': [N, N, N],
@@ -82,6 +85,7 @@ const EXPECTED: Record<PrincipalName, Row> = {
     'catalog:read': [Y, N, N],
     'catalog:write': [N, N, N],
     'audit:read': [Y, N, N],
+    'webhooks:manage': [N, N, N],
   },
   'owner of U (another team)': {
     'team:create': [N, N, N],
@@ -90,6 +94,7 @@ const EXPECTED: Record<PrincipalName, Row> = {
     'catalog:read': [N, Y, N],
     'catalog:write': [N, Y, N],
     'audit:read': [N, Y, N],
+    'webhooks:manage': [N, Y, N],
   },
   'no role': {
     'team:create': [N, N, N],
@@ -98,6 +103,7 @@ const EXPECTED: Record<PrincipalName, Row> = {
     'catalog:read': [N, N, N],
     'catalog:write': [N, N, N],
     'audit:read': [N, N, N],
+    'webhooks:manage': [N, N, N],
   },
 };
 
@@ -109,6 +115,7 @@ const READ_OF: Record<AdminAction, AdminAction> = {
   'catalog:read': 'catalog:read',
   'catalog:write': 'catalog:read',
   'audit:read': 'audit:read',
+  'webhooks:manage': 'catalog:read',
 };
 
 const RESOURCE_INDEX: Record<Resource, 0 | 1 | 2> = { T: 0, U: 1, platform: 2 };
@@ -139,7 +146,7 @@ t.test('isAllowed: every principal × action × resource', async (t) => {
       }
     }
   }
-  t.equal(cells, 6 * 6 * 3, 'every cell checked');
+  t.equal(cells, 6 * 7 * 3, 'every cell checked');
 });
 
 t.test('isAllowed: a role in one team says nothing about another', async (t) => {
