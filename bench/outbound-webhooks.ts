@@ -5,9 +5,10 @@ import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, median, perc
 
 /**
  * Outbound webhooks' lag, against the built server and a receiver on loopback:
- *   npm run bench:outbound-webhooks -- --db embedded|external [--events 1000] [--concurrency 20]
+ *   npm run bench:outbound-webhooks -- --db embedded|external [--events 1000] [--concurrency 20] [--rate N]
  * Registers a platform endpoint for `wallet.credited`, then makes `--events` wallet adjustments
- * with `--concurrency` in flight. For each, the lag is the time from the adjustment's answer (its
+ * with `--concurrency` in flight (at most `--rate` a second when given: the n-th starts no
+ * earlier than n / rate seconds after the first). For each, the lag is the time from the adjustment's answer (its
  * transaction has committed) to the receiver getting its delivery. Reports the median, p99 and
  * the worst lag, and checks that every event arrived exactly once after deduping by webhook-id.
  * The server runs with NODE_ENV=test: private targets (the loopback receiver) are refused in production.
@@ -18,11 +19,14 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'embedded' },
     events: { type: 'string', default: '1000' },
     concurrency: { type: 'string', default: '20' },
+    /** Events a second (0: as fast as `--concurrency` allows). */
+    rate: { type: 'string', default: '0' },
   },
 });
 const kind = databaseKind(values.db);
 const eventCount = Math.min(Number(values.events), 20_000);
 const concurrency = Math.min(Number(values.concurrency), 200);
+const rate = Number(values.rate);
 
 const received = new Map<string, number>();
 let requests = 0;
@@ -71,7 +75,9 @@ try {
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         while (next < eventCount) {
-          next += 1;
+          const slot = next++;
+          const wait = started + (rate > 0 ? (slot * 1000) / rate : 0) - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           const entry = await post('/admin/wallets/bench-fan/adjustments', { amount: 1, reason: 'bench' }, 201);
           committedAt.set(entry.id as string, performance.now());
         }
@@ -83,7 +89,7 @@ try {
     const lags = [...committedAt].map(([id, at]) => (received.get(id) ?? Number.POSITIVE_INFINITY) - at);
 
     console.log(
-      `Outbound webhooks on ${kind} PostgreSQL: ${eventCount} wallet.credited events, ${concurrency} adjustments in flight, one platform endpoint (Node ${process.version})\n`,
+      `Outbound webhooks on ${kind} PostgreSQL: ${eventCount} wallet.credited events, ${concurrency} adjustments in flight${rate > 0 ? ` at most ${rate} a second` : ''}, one platform endpoint (Node ${process.version})\n`,
     );
     console.log('| events | delivered per second | median lag ms | p99 lag ms | worst lag ms | requests |');
     console.log('|---|---|---|---|---|---|');
