@@ -298,7 +298,7 @@ export function webhookOperations(): Record<string, { post: Record<string, unkno
       type,
       {
         post: {
-          tags: ['Outbound webhooks'],
+          tags: ['Webhooks'],
           summary: `${type} delivered to a registered endpoint`,
           description: `${schema.description ?? ''}. Verify the signature before trusting the body (docs/webhooks.md); dedupe by \`webhook-id\`: a delivery may come more than once.`,
           operationId: `webhook${pascal(type)}`,

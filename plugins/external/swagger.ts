@@ -18,8 +18,11 @@ export const API_TAGS = [
   { name: 'Dashboard', description: 'Dashboards' },
   { name: 'Products', description: 'Coin bundles and their prices' },
   { name: 'Cron', description: 'Scheduled jobs, callable by the scheduler' },
-  { name: 'Webhooks', description: 'Incoming webhooks (Stripe)' },
-  { name: 'Outbound webhooks', description: 'Endpoints that receive the events of a team, or of the platform' },
+  {
+    name: 'Webhooks',
+    description:
+      'Webhooks in (Stripe signs what it sends) and out (endpoints that receive the events of a team, or of the platform)',
+  },
   { name: 'Misc', description: 'Health, readiness, the running version and the mobile app configuration' },
 ];
 

@@ -48,7 +48,7 @@ export function webhookRoutes(app: App, scope: WebhookRouteScope): void {
     Type.Object({ ...scope.params.properties, ...ids }, { additionalProperties: false });
   const EndpointParams = withIds({ id: Id });
   const DeliveryParams = withIds({ id: Id, deliveryId: Id });
-  const tags = ['Admin', 'Outbound webhooks'];
+  const tags = ['Admin', 'Webhooks'];
   const config = { auth: 'user' as const };
   const target = (request: FastifyRequest) => {
     const params = request.params as Record<string, string>;
