@@ -2,6 +2,7 @@ import type { LeaderboardRow } from '../../../db/schema.js';
 import type { DomainEvent } from '../../../schemas/events.js';
 import type { BoardInfo, LeaderboardEntry, LeaderboardWindow } from '../../../schemas/leaderboards.js';
 import type { Database, DatabaseHandle } from '../database/index.js';
+import { remembered } from '../remembered.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { toPoints } from './ranks.js';
 import {
@@ -224,17 +225,10 @@ export function createLeaderboardsService({
   }
 
   /** What a board is (frozen or not, its entrants), remembered for `cacheMs`: every fan's rank reads it. */
-  const boardRows = new Map<string, { expires: number; row: LeaderboardRow | undefined }>();
-  async function boardRow(key: string): Promise<LeaderboardRow | undefined> {
-    const known = boardRows.get(key);
-    if (known && known.expires > Date.now()) return known.row;
+  const boardRow = remembered(cacheMs, CACHE_ENTRIES, async (key): Promise<LeaderboardRow | undefined> => {
     const [row] = await boardsByKey(db.orm, [key]);
-    if (cacheMs > 0) {
-      if (boardRows.size >= CACHE_ENTRIES) boardRows.clear();
-      boardRows.set(key, { expires: Date.now() + cacheMs, row });
-    }
     return row;
-  }
+  });
 
   async function around(identity: BoardIdentity, userId: string, count: number): Promise<BoardAround> {
     const stored = await boardRow(identity.key);

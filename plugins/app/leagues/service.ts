@@ -1,5 +1,6 @@
 import type { LeagueRow, RoundRow, RoundStandingRow } from '../../../db/schema.js';
 import type { BoardInfo, RoundBoardQuery, RoundMeQuery, RoundStanding } from '../../../schemas/leaderboards.js';
+import { remembered } from '../remembered.js';
 import { AROUND_LIMITS, BOARD_PAGE_LIMITS } from '../../../schemas/leaderboards.js';
 import type {
   League,
@@ -145,15 +146,12 @@ export function createLeaguesService({
    * A final round's board (its league's zone, its hash), remembered for `cacheMs`: every fan's
    * rank in the round reads it, and the round no longer changes (the league's zone may).
    */
-  const finalBoards = new Map<string, { expires: number; board: BoardInfo }>();
-  async function finalBoard(roundId: string): Promise<BoardInfo> {
-    const known = finalBoards.get(roundId);
-    if (known && known.expires > Date.now()) return known.board;
+  const finalBoard = remembered(cacheMs, FINAL_BOARDS_KEPT, async (roundId): Promise<BoardInfo> => {
     const round = await findRound(db.orm, roundId);
     if (!round) throw roundNotFound();
     if (!round.finalizedAt || round.standingsHash === null || round.entrants === null) throw roundNotFinal();
     const league = await leagueOrFail(db.orm, round.leagueId);
-    const board: BoardInfo = {
+    return {
       kind: 'round',
       id: round.id,
       // A round is its own window: it never changes once final, so its key is `all-time`.
@@ -165,12 +163,7 @@ export function createLeaguesService({
       entrants: round.entrants,
       asOf: round.finalizedAt.toISOString(),
     };
-    if (cacheMs > 0) {
-      if (finalBoards.size >= FINAL_BOARDS_KEPT) finalBoards.clear();
-      finalBoards.set(roundId, { expires: Date.now() + cacheMs, board });
-    }
-    return board;
-  }
+  });
 
   async function withNames(rows: readonly RoundStandingRow[]): Promise<RoundStanding[]> {
     const names = await users.displayNames(rows.map((row) => row.userId));
