@@ -7,8 +7,9 @@ import { targetUrlProblem } from './transport.js';
 /** The pure rules of outbound webhooks: targets, matching, payloads, and what an attempt's outcome changes. */
 
 /**
- * The waits after the 1st, 2nd ... 7th failed attempt (before jitter): 8 attempts over about 28
- * hours, then the delivery is given up (`failed`, replayable).
+ * The waits after the 1st, 2nd ... 7th failed attempt (before jitter); after that the last one
+ * repeats. A receiver that fails now and then still gets every event, and one that stays down is
+ * disabled after FAILING_DISABLE_MS anyway.
  */
 export const RETRY_DELAYS_MS = [
   5_000,
@@ -19,11 +20,26 @@ export const RETRY_DELAYS_MS = [
   10 * 3_600_000,
   10 * 3_600_000,
 ] as const;
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** Each wait is moved by up to this fraction either way, so endpoints that failed together do not retry together. */
 export const JITTER = 0.2;
 /** An endpoint whose every attempt failed for this long is disabled. */
 export const FAILING_DISABLE_MS = 5 * 24 * 3_600_000;
+
+/** The wait after the `attempts`-th failed attempt, before jitter: the schedule, then its last step again. */
+const baseDelayMs = (attempts: number): number =>
+  RETRY_DELAYS_MS[Math.min(attempts, RETRY_DELAYS_MS.length) - 1] as number;
+
+/**
+ * Attempts in all before a delivery is given up (`failed`, replayable): as many as the schedule
+ * fits in FAILING_DISABLE_MS, so a delivery is retried for about as long as its endpoint may fail
+ * before it is disabled (17: about 4.9 days).
+ */
+export const MAX_ATTEMPTS = (() => {
+  let attempts = 1;
+  let elapsed = 0;
+  while (elapsed + baseDelayMs(attempts) <= FAILING_DISABLE_MS) elapsed += baseDelayMs(attempts++);
+  return attempts;
+})();
 /** A payload larger than this is sent thinned (its ids only). */
 export const PAYLOAD_MAX_BYTES = 20 * 1024;
 /** Deliveries that ended (delivered or failed) are kept this long for their owners to look at and replay. */
@@ -33,12 +49,11 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 /**
  * The wait before the next attempt after `attempts` failed ones, with `random` in [0, 1) placing
- * it within ±JITTER of the schedule; null once the schedule is spent (give up).
+ * it within ±JITTER of the schedule; null once MAX_ATTEMPTS were made (give up).
  */
 export function retryDelayMs(attempts: number, random: number): number | null {
-  const base = RETRY_DELAYS_MS[attempts - 1];
-  if (base === undefined || attempts < 1) return null;
-  return Math.round(base * (1 - JITTER + 2 * JITTER * random));
+  if (attempts < 1 || attempts >= MAX_ATTEMPTS) return null;
+  return Math.round(baseDelayMs(attempts) * (1 - JITTER + 2 * JITTER * random));
 }
 
 /**

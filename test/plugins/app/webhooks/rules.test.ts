@@ -21,19 +21,20 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 t.test(
-  'the retry schedule: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then give up',
+  'the retry schedule: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then every 10 h for up to 5 days',
   databaseIndependent,
   async (t) => {
     const expected = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
     t.same([...RETRY_DELAYS_MS], expected);
-    t.equal(MAX_ATTEMPTS, 8, 'eight attempts in all');
-    expected.forEach((base, index) => {
+    t.equal(MAX_ATTEMPTS, 17, 'seventeen attempts in all');
+    const waits = Array.from({ length: MAX_ATTEMPTS - 1 }, (_, index) => expected[index] ?? 10 * HOUR);
+    waits.forEach((base, index) => {
       const attempts = index + 1;
       t.equal(retryDelayMs(attempts, 0.5), base, `after attempt ${attempts}, without jitter: ${base} ms`);
       t.equal(retryDelayMs(attempts, 0), Math.round(base * (1 - JITTER)), 'the earliest');
       t.ok((retryDelayMs(attempts, 0.999_999) as number) <= base * (1 + JITTER), 'the latest');
     });
-    t.equal(retryDelayMs(8, 0.5), null, 'after the eighth: no more');
+    t.equal(retryDelayMs(MAX_ATTEMPTS, 0.5), null, 'after the last: no more');
     t.equal(retryDelayMs(0, 0.5), null, 'nothing before a first attempt');
     t.equal(retryDelayMs(100, 0.5), null);
     for (let attempts = 2; attempts <= 7; attempts++) {
@@ -43,8 +44,14 @@ t.test(
         `wait ${attempts} is longer than wait ${attempts - 1}, whatever the jitter (or the same step)`,
       );
     }
-    const total = RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0);
-    t.ok(total > 27 * HOUR && total < 28 * HOUR, 'about 28 hours of retries');
+    const total = waits.reduce((sum, delay) => sum + delay, 0);
+    t.ok(total <= FAILING_DISABLE_MS, 'retries end within the time a failing endpoint is kept');
+    t.ok(total + 10 * HOUR > FAILING_DISABLE_MS, 'one more wait would pass it');
+    t.ok(total > 117 * HOUR, 'about 4.9 days of retries');
+    t.ok(
+      (1 / 3) ** MAX_ATTEMPTS * 10_000 < 0.001,
+      'a receiver failing a random third of the attempts loses none of 10,000 deliveries but by a chance under 1 in 1,000',
+    );
   },
 );
 
@@ -220,12 +227,12 @@ t.test('after an attempt: delivered, retried, given up, disabled', databaseIndep
   );
 
   const spent = afterAttempt(
-    { ...fresh, attempts: 8 },
+    { ...fresh, attempts: MAX_ATTEMPTS },
     { outcome: 'failed', status: null, error: 'timed out' },
     at,
     0.5,
   );
-  t.equal(spent.delivery.status, 'failed', 'the eighth failure gives up');
+  t.equal(spent.delivery.status, 'failed', 'the last failure gives up');
   t.equal(spent.delivery.lastError, 'timed out');
 
   const gone = afterAttempt(fresh, { outcome: 'gone', status: 410, error: null }, at, 0.5);

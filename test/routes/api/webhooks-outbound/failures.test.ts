@@ -1,10 +1,12 @@
 import t from 'tap';
 import { buildTestApp } from '../../../support/app.js';
+import { MAX_ATTEMPTS } from '../../../../plugins/app/webhooks/rules.js';
 import { ADMIN } from '../../../support/catalog.js';
 import { adjust, expectStatus } from '../../../support/economy.js';
 import { call, codeOf, signIn } from '../../../support/teams.js';
 import {
   deliverNow,
+  type DeliveryView,
   deliveriesOf,
   LOOPBACK_ENV,
   platformWebhooksUrl,
@@ -104,7 +106,7 @@ t.test(
   },
 );
 
-t.test('the schedule ends: a delivery that fails 8 times is given up', async (t) => {
+t.test('the schedule ends: a delivery that fails every attempt for about 5 days is given up', async (t) => {
   const app = await buildTestApp(t, LOOPBACK_ENV);
   const receiver = await startReceiver(t, () => ({ status: 500 }));
   const { endpoint } = await registerEndpoint(app, platformWebhooksUrl(), {
@@ -116,19 +118,24 @@ t.test('the schedule ends: a delivery that fails 8 times is given up', async (t)
   await credit(app, 'wh-spent');
   await app.webhooks.consumer.catchUp();
   let at = Date.now();
-  for (let attempt = 1; attempt <= 8; attempt++) {
+  let delivery: DeliveryView | undefined;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     t.equal(await app.webhooks.sender.runDue({ at: new Date(at) }), 1, `attempt ${attempt}`);
-    const [delivery] = await deliveriesOf(app, url);
-    if (attempt < 8) {
-      t.equal(delivery?.status, 'pending');
-      at = Date.parse(delivery?.nextAttemptAt as string);
-    } else {
-      t.match(delivery, { status: 'failed', attempts: 8, nextAttemptAt: null });
-    }
+    [delivery] = await deliveriesOf(app, url);
+    if (delivery?.status !== 'pending') break;
+    at = Date.parse(delivery?.nextAttemptAt as string);
   }
+  t.match(delivery, { status: 'failed', nextAttemptAt: null }, 'given up');
+  const attempts = delivery?.attempts as number;
+  t.equal(receiver.received.length, attempts, 'every counted attempt reached the receiver');
   const span = at - Date.now();
-  t.ok(span > 20 * 3600_000 && span < 40 * 3600_000, `about 28 hours of retries (${Math.round(span / 3600_000)} h)`);
-  t.equal(receiver.received.length, 8);
+  t.ok(span > 80 * 3600_000 && span < 6 * 24 * 3600_000, `about 5 days of retries (${Math.round(span / 3600_000)} h)`);
+  // The waits are jittered: the seventeenth attempt ends it, or an earlier one that falls 5 days
+  // after the endpoint's first failure, which disables the endpoint (an always-failing receiver).
+  const after = (await call(app, 'GET', url, ADMIN)).json().data;
+  if (attempts < MAX_ATTEMPTS)
+    t.match(after, { enabled: false, disabledReason: 'failing' }, `${attempts} attempts, then disabled`);
+  else t.equal(attempts, MAX_ATTEMPTS, 'the seventeenth attempt was the last');
 });
 
 t.test('an endpoint that does not answer within 15 s is a failed attempt, retried', async (t) => {
