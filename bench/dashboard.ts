@@ -7,14 +7,15 @@ import { seedCatalog } from './seed.js';
 
 /**
  * The team dashboard of a team with a year of sales, against the built server:
- *   npm run bench:dashboard -- --db embedded|external [--pulls 1000000] [--teams 10] [--seconds 10] [--connections 1,4,10]
+ *   npm run bench:dashboard -- --db embedded|external [--pulls 1000000] [--teams 10] [--seconds 10] [--connections 1,4,10] [--cache '5 seconds']
  *
  * Seeds straight into a new database (generate_series): a team with 5 packs of 10 collectibles,
  * a year of hourly rollups holding about `--pulls` pulls (packs of 5 cards), the purchase hours of
  * each of 20,000 fans, and the draws per collectible; `--teams` - 1 other teams with the same hours (so the
  * team's rows are read among others'). Then GET /api/admin/teams/{teamId}/dashboard as a viewer of
  * the team, for the whole year in Europe/Paris and for the default 30 days, and the platform's
- * dashboard for the year: autocannon at each of `--connections`, p50 / p99.
+ * dashboard for the year: autocannon at each of `--connections`, p50 / p99. `--cache` is the
+ * server's DASHBOARD_CACHE (its default unless given; `0` measures every read computed afresh).
  */
 
 const { values } = parseArgs({
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     teams: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '1,4,10' },
+    cache: { type: 'string' },
   },
 });
 const kind = databaseKind(values.db);
@@ -127,7 +129,15 @@ try {
   const db = await database.open({ DATABASE_WATCH_TIMEOUT: '10 minutes' });
   await seedRollups(db);
   await db.close();
-  const server = await startServer({ ...database.env, ...BENCH_SERVER_ENV, REQUEST_TIMEOUT: '10 minutes' }, 3602);
+  const server = await startServer(
+    {
+      ...database.env,
+      ...BENCH_SERVER_ENV,
+      REQUEST_TIMEOUT: '10 minutes',
+      ...(values.cache === undefined ? {} : { DASHBOARD_CACHE: values.cache }),
+    },
+    3602,
+  );
   try {
     const viewer = benchToken({ sub: VIEWER });
     const admin = benchToken({ sub: 'bench-admin', role: 'admin' });
@@ -155,7 +165,9 @@ try {
         );
       }
     }
-    console.log(`\n${kind} PostgreSQL, ${pulls} pulls, autocannon, ${seconds} s per line after a warm-up`);
+    console.log(
+      `\n${kind} PostgreSQL, ${pulls} pulls, DASHBOARD_CACHE ${values.cache ?? 'default'}, autocannon, ${seconds} s per line after a warm-up`,
+    );
     console.log('| read | connections | req/s | p50 ms | p99 ms | non-2xx | errors |\n|---|---|---|---|---|---|---|');
     for (const line of lines) console.log(line);
   } finally {

@@ -77,6 +77,8 @@ export interface AppConfig {
   eventConsumers: boolean;
   /** How long the first page of a live leaderboard is served from memory (0: never). */
   leaderboardCacheMs: number;
+  /** How long a dashboard answer (per team, range and time zone) is reused (0: never); it carries its `asOf`. */
+  dashboardCacheMs: number;
   /** The service's own sign-in and sessions; null when off (only external-provider tokens are accepted). */
   sessions: SessionsConfig | null;
   /** Stripe Checkout for coin bundles; null when not configured (checkout answers 503). */
@@ -154,6 +156,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     cron: { secret: env.CRON_SECRET || undefined, internal: env.CRON_INTERNAL },
     eventConsumers: env.EVENT_CONSUMERS,
     leaderboardCacheMs: parseDuration('LEADERBOARD_CACHE', env.LEADERBOARD_CACHE, { allowZero: true }),
+    dashboardCacheMs: parseDuration('DASHBOARD_CACHE', env.DASHBOARD_CACHE, { allowZero: true }),
     sessions: resolveSessions(env, devDefaults),
     checkout: resolveCheckout(env),
     webhooks: resolveWebhooks(env, isProduction),

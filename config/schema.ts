@@ -50,6 +50,7 @@ export const EnvSchema = Type.Object({
   CRON_INTERNAL: Type.Boolean({ default: true }),
   EVENT_CONSUMERS: Type.Boolean({ default: true }),
   LEADERBOARD_CACHE: Type.String({ default: '1 second' }),
+  DASHBOARD_CACHE: Type.String({ default: '5 seconds' }),
   AUTH_SESSIONS: Type.Optional(Type.Boolean()),
   AUTH_SESSION_PRIVATE_KEY: OptionalString,
   AUTH_SESSION_PREVIOUS_KEY: OptionalString,

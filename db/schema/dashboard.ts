@@ -34,6 +34,9 @@ export const dashboardHours = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.teamId, table.hour, table.packId] }),
+    // A team's rows of one pack (or its hours' total rows) over a range, read in one run of the
+    // index: the primary key's order would step through every pack of each hour.
+    index('dashboard_hours_team_pack_idx').on(table.teamId, table.packId, table.hour),
     check('dashboard_hours_hour_check', sql`extract(epoch from ${table.hour}) % 3600 = 0`),
   ],
 );

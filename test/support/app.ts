@@ -39,6 +39,7 @@ export const TEST_ENV: Record<string, string> = {
   EVENT_CONSUMERS: 'false',
   // Reads see what a test just wrote; the cache has a test of its own.
   LEADERBOARD_CACHE: '0',
+  DASHBOARD_CACHE: '0',
 };
 
 /** Which server the suite runs on, for test names and comments. */

@@ -15,9 +15,14 @@ declare module 'fastify' {
 /** Dashboards: rollups of the event log per team and UTC hour, read in the days of any time zone. */
 export default fp(
   async (fastify) => {
-    const service = createDashboardService({ db: fastify.db, packs: fastify.packs, teams: fastify.teams });
+    const service = createDashboardService({
+      db: fastify.db,
+      packs: fastify.packs,
+      teams: fastify.teams,
+      cacheMs: fastify.config.dashboardCacheMs,
+    });
     const consumer = fastify.events.consumer({ name: CONSUMER, handle: service.handle });
     fastify.decorate('dashboard', { ...service, consumer });
   },
-  { name: 'dashboard', dependencies: ['db', 'events', 'packs', 'teams'] },
+  { name: 'dashboard', dependencies: ['env', 'db', 'events', 'packs', 'teams'] },
 );

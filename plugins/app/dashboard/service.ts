@@ -4,6 +4,7 @@ import { authorize, forbidden, type Principal, requireAdminAccess, teamNotFound 
 import type { DatabaseHandle } from '../database/index.js';
 import type { PacksService } from '../packs/service.js';
 import type { TeamsService } from '../teams/service.js';
+import { remembered } from '../remembered.js';
 import { type DayRange, resolveRange } from './range.js';
 import { drawsOfTeam, figuresByDay, moneyByCurrency, packFigures, rollupsAsOf, uniqueBuyers } from './repository.js';
 import { applyEvents, rebuildRollups } from './rollups.js';
@@ -12,13 +13,17 @@ import { drawFrequencies, type PackDraw, packView, seriesOf, shownFigures } from
 
 /** The admin pack list's largest page. */
 const PACK_PAGE = 200;
+/** Distinct (dashboard, team, range, zone) answers kept at once. */
+const ANSWERS_KEPT = 1_000;
 
 export function createDashboardService(deps: {
   db: DatabaseHandle;
   packs: Pick<PacksService, 'listAdmin' | 'getAdmin'>;
   teams: Pick<TeamsService, 'get'>;
+  /** How long an answer is reused for the same team, range and zone (0: never): it carries its `asOf`. */
+  cacheMs: number;
 }) {
-  const { db, packs, teams } = deps;
+  const { db, packs, teams, cacheMs } = deps;
 
   /** Every pack of the team, page after page (the admin list, as the caller may read it). */
   async function teamPacks(principal: Principal, teamId: string): Promise<AdminPackSummary[]> {
@@ -45,6 +50,11 @@ export function createDashboardService(deps: {
     return new Map(entries);
   }
 
+  const teamAnswer = remembered(cacheMs, ANSWERS_KEPT, (_key, principal: Principal, teamId: string, range: DayRange) =>
+    teamDashboard(principal, teamId, range),
+  );
+  const platformAnswer = remembered(cacheMs, ANSWERS_KEPT, (_key, range: DayRange) => platformDashboard(range));
+
   return {
     /** Adds a batch of the event log to the rollups (the consumer's handler). */
     handle: applyEvents,
@@ -52,56 +62,75 @@ export function createDashboardService(deps: {
     /** Recomputes every rollup from the event log (see rollups.ts). */
     rebuild: () => rebuildRollups(db.orm),
 
-    /** A team's dashboard: its members (viewers and up) and platform admins. */
+    /**
+     * A team's dashboard: its members (viewers and up) and platform admins. Every reader allowed
+     * sees the same answer, so once the caller is authorized, an answer of the last `cacheMs`
+     * for the same range and zone is reused (and concurrent identical reads share one).
+     */
     async team(principal: Principal, teamId: string, query: DashboardQuery): Promise<TeamDashboard> {
       requireAdminAccess(principal);
       authorize(principal, 'catalog:read', { teamId }, teamNotFound);
       const range = resolveRange(query, new Date());
       await teams.get(teamId);
-      const from = range.bounds[0] as Date;
-      const to = range.bounds[range.bounds.length - 1] as Date;
-      const [asOf, rows, perPack, buyers, drawn, teamPackList] = await Promise.all([
-        rollupsAsOf(db.orm),
-        figuresByDay(db.orm, teamId, range.bounds),
-        packFigures(db.orm, teamId, range.bounds),
-        uniqueBuyers(db.orm, teamId, from, to),
-        drawsOfTeam(db.orm, teamId),
-        teamPacks(principal, teamId),
-      ]);
-      const frequencies = await frequenciesOf(principal, drawn);
-      const { series, total } = seriesOf(range, rows);
-      const byPack = new Map(perPack.map((row) => [row.packId, { ...zeroFigures(), ...row }]));
-      return {
-        teamId,
-        ...answerOf(range, asOf, total, buyers),
-        series,
-        packs: teamPackList.map((pack) =>
-          packView(pack, byPack.get(pack.id) ?? zeroFigures(), frequencies.get(pack.id)),
-        ),
-      };
+      return teamAnswer(keyOf(teamId, range), principal, teamId, range);
     },
 
     /** The platform's dashboard: every team's figures together, and money per currency. Platform admins. */
     async platform(principal: Principal, query: DashboardQuery): Promise<PlatformDashboard> {
       if (!principal.isAdmin) throw forbidden();
       const range = resolveRange(query, new Date());
-      const from = range.bounds[0] as Date;
-      const to = range.bounds[range.bounds.length - 1] as Date;
-      const [asOf, rows, buyers, money] = await Promise.all([
-        rollupsAsOf(db.orm),
-        figuresByDay(db.orm, undefined, range.bounds),
-        uniqueBuyers(db.orm, undefined, from, to),
-        moneyByCurrency(db.orm, from, to),
-      ]);
-      const { series, total } = seriesOf(range, rows);
-      return {
-        ...answerOf(range, asOf, total, buyers),
-        series,
-        money: money.map((row) => ({ ...row, net: row.gross - row.refunded - row.disputed })),
-      };
+      return platformAnswer(keyOf('', range), range);
     },
   };
+
+  async function teamDashboard(principal: Principal, teamId: string, range: DayRange): Promise<TeamDashboard> {
+    const from = range.bounds[0] as Date;
+    const to = range.bounds[range.bounds.length - 1] as Date;
+    const [asOf, rows, perPack, buyers, drawn, teamPackList] = await Promise.all([
+      rollupsAsOf(db.orm),
+      figuresByDay(db.orm, teamId, range.bounds),
+      packFigures(db.orm, teamId, range.bounds),
+      uniqueBuyers(db.orm, teamId, from, to),
+      drawsOfTeam(db.orm, teamId),
+      teamPacks(principal, teamId),
+    ]);
+    const frequencies = await frequenciesOf(principal, drawn);
+    const { series, total } = seriesOf(range, rows);
+    const byPack = new Map(perPack.map((row) => [row.packId, { ...zeroFigures(), ...row }]));
+    return {
+      teamId,
+      ...answerOf(range, asOf, total, buyers),
+      series,
+      packs: teamPackList.map((pack) => packView(pack, byPack.get(pack.id) ?? zeroFigures(), frequencies.get(pack.id))),
+    };
+  }
+
+  async function platformDashboard(range: DayRange): Promise<PlatformDashboard> {
+    const from = range.bounds[0] as Date;
+    const to = range.bounds[range.bounds.length - 1] as Date;
+    const [asOf, rows, buyers, money] = await Promise.all([
+      rollupsAsOf(db.orm),
+      figuresByDay(db.orm, undefined, range.bounds),
+      uniqueBuyers(db.orm, undefined, from, to),
+      moneyByCurrency(db.orm, from, to),
+    ]);
+    const { series, total } = seriesOf(range, rows);
+    return {
+      ...answerOf(range, asOf, total, buyers),
+      series,
+      money: money.map((row) => ({ ...row, net: row.gross - row.refunded - row.disputed })),
+    };
+  }
 }
+
+/** A dashboard's cache key: whose, and the range as resolved (its first and last instants and zone). */
+const keyOf = (teamId: string, range: DayRange) =>
+  JSON.stringify([
+    teamId,
+    range.timeZone,
+    (range.bounds[0] as Date).getTime(),
+    (range.bounds.at(-1) as Date).getTime(),
+  ]);
 
 /** What both dashboards answer first: the range as resolved, how far the rollups reach, the totals. */
 function answerOf(range: DayRange, asOf: Date, total: Figures, uniqueBuyers: number) {

@@ -36,3 +36,34 @@ t.test('0 ms never reuses; past its size the memory starts over; a failed load i
   fail = false;
   t.equal(await flaky('a'), 'up');
 });
+
+t.test('callers asking while a key loads share the load; a failed shared load fails them all', async (t) => {
+  let loads = 0;
+  let release: (value: string) => void = () => {};
+  const read = remembered(60_000, 10, async () => {
+    loads += 1;
+    return new Promise<string>((resolve) => {
+      release = resolve;
+    });
+  });
+  const burst = [read('a'), read('a'), read('a')];
+  release('once');
+  t.same(await Promise.all(burst), ['once', 'once', 'once']);
+  t.equal(loads, 1, 'one load for the burst');
+  t.equal(await read('a'), 'once', 'and kept after');
+
+  let fail = 0;
+  const flaky = remembered(60_000, 10, async () => {
+    fail += 1;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    if (fail === 1) throw new Error('down');
+    return 'up';
+  });
+  const failed = await Promise.allSettled([flaky('a'), flaky('a')]);
+  t.same(
+    failed.map((result) => result.status),
+    ['rejected', 'rejected'],
+  );
+  t.equal(await flaky('a'), 'up', 'the failure was not kept');
+  t.equal(fail, 2);
+});

@@ -1,0 +1,1 @@
+CREATE INDEX "dashboard_hours_team_pack_idx" ON "dashboard_hours" USING btree ("team_id","pack_id","hour");
