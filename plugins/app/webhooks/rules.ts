@@ -2,7 +2,7 @@ import { isLoopbackHost } from '../../../config/index.js';
 import type { WebhookAttemptOutcome, WebhookDeliveryStatus, WebhookDisabledReason } from '../../../schemas/enums.js';
 import type { DomainEvent } from '../../../schemas/events.js';
 import { PING_TYPE } from '../../../schemas/webhooks.js';
-import { targetUrlProblem } from './transport.js';
+import { PLAIN_HTTP_RULE, targetUrlProblem } from './transport.js';
 
 /** The pure rules of outbound webhooks: targets, matching, payloads, and what an attempt's outcome changes. */
 
@@ -66,8 +66,8 @@ export function endpointUrlProblem(raw: string, allowPrivate: boolean): string |
   const problem = targetUrlProblem(raw, { allowPrivate });
   if (problem) return problem;
   const url = new URL(raw);
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
-    return 'the URL must be https (http only to a loopback host)';
+  // A host name cannot be checked without resolving it: only `localhost` passes for plain http.
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return PLAIN_HTTP_RULE;
   if (url.hash) return 'the URL must not have a #fragment';
   const host = url.hostname.toLowerCase();
   if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost')))

@@ -1,7 +1,14 @@
 import { type ClientRequest, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { literalHostVerdict, type ResolvedAddress, type Resolver, resolveTarget, TargetRefusedError } from './ssrf.js';
+import {
+  classifyAddress,
+  literalHostVerdict,
+  type ResolvedAddress,
+  type Resolver,
+  resolveTarget,
+  TargetRefusedError,
+} from './ssrf.js';
 
 /**
  * One delivery attempt of an outbound webhook: resolve and check the target, then POST to the
@@ -46,6 +53,17 @@ export const DEFAULT_TIMEOUT_MS = 15_000;
 export const RESPONSE_BODY_LIMIT = 1024;
 
 /**
+ * Plain http carries no protection in transit, so it is for local receivers only: where private
+ * targets are allowed, and to a loopback address. Registration applies it to the host as written
+ * (a literal, or `localhost`; it never resolves a name), each attempt to the address it resolved.
+ */
+export const PLAIN_HTTP_RULE = 'the URL must be https (plain http only to a loopback host)';
+export const isLoopbackAddress = (address: string): boolean => {
+  const verdict = classifyAddress(address.replace(/^\[(.*)\]$/, '$1'));
+  return !verdict.allowed && verdict.reason === 'loopback';
+};
+
+/**
  * Why a URL cannot be a webhook target, or null when it can: for registration (a 400) and before
  * each attempt. A literal address is judged here; a host name only when a delivery resolves it.
  */
@@ -63,6 +81,7 @@ export function targetUrlProblem(url: string, options: { allowPrivate: boolean }
   if (parsed.username || parsed.password) return 'the URL must not carry a user name or password';
   const verdict = literalHostVerdict(url);
   if (verdict && !verdict.allowed && !options.allowPrivate) return `the host is a refused address (${verdict.reason})`;
+  if (parsed.protocol === 'http:' && verdict && !isLoopbackAddress(parsed.hostname)) return PLAIN_HTTP_RULE;
   return null;
 }
 
@@ -192,6 +211,8 @@ export async function sendWebhook(
   let pinned: ResolvedAddress | undefined;
   try {
     pinned = await untilAborted(resolveTarget(url.hostname, options), deadline.signal);
+    if (url.protocol === 'http:' && !isLoopbackAddress(pinned.address))
+      return result({ outcome: 'refused', error: PLAIN_HTTP_RULE, address: pinned.address });
     const body = Buffer.from(target.body, 'utf8');
     const { status, responseBody } = await exchange(
       requestOptions(url, pinned, target.headers, body.length),

@@ -8,6 +8,7 @@ import {
   pinnedLookup,
   RESPONSE_BODY_LIMIT,
   sendWebhook,
+  PLAIN_HTTP_RULE,
   targetUrlProblem,
 } from '../../../../plugins/app/webhooks/transport.js';
 
@@ -264,12 +265,26 @@ t.test('registration: the URL rules', async (t) => {
   t.equal(targetUrlProblem('http://127.0.0.1:3000/in', { allowPrivate: true }), null);
   t.equal(targetUrlProblem('https://[::1]/', { allowPrivate: true }), null);
   t.equal(targetUrlProblem('ws://127.0.0.1/', { allowPrivate: true }), 'the URL must be http or https');
+  t.equal(targetUrlProblem('http://10.0.0.1/', { allowPrivate: true }), PLAIN_HTTP_RULE, 'plain http: loopback only');
+  t.equal(targetUrlProblem('http://[::1]:3000/', { allowPrivate: true }), null);
+  t.equal(targetUrlProblem('http://0x7f.1/', { allowPrivate: true }), null, 'loopback however it is spelled');
   t.equal(targetUrlProblem('https://10.0.0.1/', { allowPrivate: false }), 'the host is a refused address (private)');
   t.equal(targetUrlProblem('https://0x7f.1/', { allowPrivate: false }), 'the host is a refused address (loopback)');
   t.equal(
     targetUrlProblem('https://a:@hooks.example/', { allowPrivate: false }),
     'the URL must not carry a user name or password',
   );
+});
+
+t.test('plain http: an attempt goes only to a loopback address, whatever the name resolved to', async (t) => {
+  const target = await receiver(t, (_request, response) => response.writeHead(204).end(), '127.0.0.1');
+  const { resolve } = resolverOf(['10.1.2.3']);
+  const refused = await sendWebhook(
+    { url: `http://hooks.invalid:${target.port}/in`, headers: {}, body: BODY },
+    { ...LOCAL, resolve },
+  );
+  t.match(refused, { outcome: 'refused', error: PLAIN_HTTP_RULE, address: '10.1.2.3' });
+  t.equal(target.connections(), 0, 'nothing was connected');
 });
 
 t.test('the pinned lookup answers the checked address, whatever it is asked', async (t) => {
