@@ -116,6 +116,16 @@ export const OrderStatus = StringEnum(ORDER_STATUSES, {
     '`pending` until paid; `fulfilled` once the coins are credited; `expired` unpaid in time; `failed` when an asynchronous payment failed or a payment could not be credited; `refunded` refunded in full; `disputed` under a dispute, or lost one',
 });
 
+/** Who took an order's payment: Stripe Checkout (web), the App Store, or Google Play. */
+export const ORDER_PROVIDERS = ['stripe', 'apple', 'google'] as const;
+export type OrderProviderName = (typeof ORDER_PROVIDERS)[number];
+
+export const OrderProvider = StringEnum(ORDER_PROVIDERS, {
+  $id: 'OrderProvider',
+  description:
+    '`stripe` (Stripe Checkout, the web), `apple` (the App Store), `google` (Google Play): store orders are fulfilled when the app reports the purchase and have no `priceId`',
+});
+
 /** Why a paid order waits for a platform admin. */
 export const ORDER_REVIEW_REASONS = [
   'payment_mismatch',
