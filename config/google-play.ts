@@ -100,8 +100,6 @@ export function resolveGooglePlay(env: Env): GooglePlayConfig | null {
     apiBase: new URL(env.GOOGLE_PLAY_API_BASE),
     tokenUrl: new URL(env.GOOGLE_OAUTH_TOKEN_URL),
     pubsub:
-      audience && signer
-        ? { audience, serviceAccount: signer, certsUrl: new URL(env.GOOGLE_OIDC_CERTS_URL) }
-        : null,
+      audience && signer ? { audience, serviceAccount: signer, certsUrl: new URL(env.GOOGLE_OIDC_CERTS_URL) } : null,
   };
 }

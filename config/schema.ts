@@ -69,7 +69,9 @@ export const EnvSchema = Type.Object({
   CHECKOUT_SUCCESS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_CANCEL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_TTL: Type.String({ default: '30 minutes' }),
-  GOOGLE_PLAY_PACKAGE_NAME: Type.Optional(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$' })),
+  GOOGLE_PLAY_PACKAGE_NAME: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$' }),
+  ),
   GOOGLE_SERVICE_ACCOUNT_KEY: OptionalString,
   GOOGLE_PLAY_API_BASE: Type.String({ default: 'https://androidpublisher.googleapis.com', pattern: '^https?://' }),
   GOOGLE_OAUTH_TOKEN_URL: Type.String({ default: 'https://oauth2.googleapis.com/token', pattern: '^https?://' }),

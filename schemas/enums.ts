@@ -151,6 +151,8 @@ export const CRON_JOBS = [
   'advance-rounds',
   'freeze-leaderboards',
   'prune-webhook-deliveries',
+  'retry-google-consumes',
+  'reconcile-google-voided',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -162,7 +164,9 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
     '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid; ' +
     '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up; ' +
-    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago',
+    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago; ' +
+    '`retry-google-consumes`: consume again the Google Play purchases whose consume failed (Google refunds a purchase not consumed within three days); ' +
+    '`reconcile-google-voided`: take back the coins of Google Play purchases listed as voided (refunded, charged back, revoked) since its last run, at most every 15 minutes',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

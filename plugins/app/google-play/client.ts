@@ -22,7 +22,7 @@ export interface PlayClientOptions {
 }
 
 /** Google's error body `{ error: { code, message, status, errors: [{ reason }] } }`, read for the log and the reason. */
-async function errorOf(response: Response, what: string): Promise<PlayApiError> {
+async function errorOf(response: Response, what: string, auth = false): Promise<PlayApiError> {
   let reason: string | undefined;
   let message = '';
   try {
@@ -43,7 +43,7 @@ async function errorOf(response: Response, what: string): Promise<PlayApiError> 
   return new PlayApiError(
     `${what}: Google answered ${response.status}${message ? ` (${message.slice(0, 200)})` : ''}`,
     response.status,
-    reason,
+    { reason, auth },
   );
 }
 
@@ -54,17 +54,19 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
     key: serviceAccount.privateKeyPem,
     algorithm: 'RS256',
     ...(serviceAccount.privateKeyId ? { kid: serviceAccount.privateKeyId } : {}),
-    noTimestamp: true,
   });
   const applicationPath = `/androidpublisher/v3/applications/${encodeURIComponent(config.packageName)}`;
   let cached: { token: string; renewAt: number } | undefined;
   let pending: Promise<string> | undefined;
 
-  async function call(url: URL, init: RequestInit, what: string): Promise<Response> {
+  async function call(url: URL, init: RequestInit, what: string, auth = false): Promise<Response> {
     try {
       return await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
     } catch (error) {
-      throw new PlayApiError(`${what}: Google was not reached (${(error as Error).message})`, null, undefined, error);
+      throw new PlayApiError(`${what}: Google was not reached (${(error as Error).message})`, null, {
+        cause: error,
+        auth,
+      });
     }
   }
 
@@ -86,11 +88,12 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
         body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
       },
       'the OAuth token request',
+      true,
     );
-    if (!response.ok) throw await errorOf(response, 'the OAuth token request');
+    if (!response.ok) throw await errorOf(response, 'the OAuth token request', true);
     const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
     if (typeof body.access_token !== 'string' || body.access_token === '')
-      throw new PlayApiError('the OAuth token request: no access_token in the answer', 502);
+      throw new PlayApiError('the OAuth token request: no access_token in the answer', 502, { auth: true });
     const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000;
     cached = { token: body.access_token, renewAt: Date.now() + Math.max(lifetimeMs - TOKEN_EARLY_MS, lifetimeMs / 2) };
     return body.access_token;
@@ -136,7 +139,11 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
 
     /** `purchases.products.consume`: the purchase is used up (and acknowledged); the app may sell the product again. */
     async consumeProductPurchase(sku: string, purchaseToken: string): Promise<void> {
-      const response = await api(`${tokenPath(sku, purchaseToken)}:consume`, { method: 'POST' }, 'purchases.products.consume');
+      const response = await api(
+        `${tokenPath(sku, purchaseToken)}:consume`,
+        { method: 'POST' },
+        'purchases.products.consume',
+      );
       await response.arrayBuffer();
     },
 

@@ -9,16 +9,16 @@ export const storeUnavailable = () =>
 export const productNotFound = () =>
   new NotFoundError('product_not_found', 'No coin bundle is sold under this Google Play product id.');
 export const purchaseNotFound = () =>
-  new NotFoundError('purchase_not_found', 'Google Play knows no purchase of this product with this token.');
+  new NotFoundError('store_purchase_not_found', 'Google Play knows no purchase of this product with this token.');
 export const purchaseNotYours = () =>
   new ForbiddenError(
     'This purchase was made for another account: its obfuscatedExternalAccountId is not your user id.',
-    'purchase_not_yours',
+    'store_purchase_not_yours',
   );
 export const purchaseCancelled = () =>
-  new ConflictError('purchase_cancelled', 'This purchase was cancelled or refunded: it grants no coins.');
+  new ConflictError('store_purchase_cancelled', 'This purchase was cancelled or refunded: it grants no coins.');
 export const purchaseUnsupported = (detail: string) =>
-  new ConflictError('purchase_unsupported', `This purchase cannot be credited: ${detail}.`);
+  new ConflictError('store_purchase_unsupported', `This purchase cannot be credited: ${detail}.`);
 
 /**
  * A call to Google that did not work: `status` is Google's HTTP status, or null when Google was
@@ -27,11 +27,18 @@ export const purchaseUnsupported = (detail: string) =>
 export class PlayApiError extends Error {
   readonly status: number | null;
   readonly reason?: string;
-  constructor(message: string, status: number | null, reason?: string, cause?: unknown) {
-    super(message, { cause });
+  /** The OAuth token endpoint failed, not the call itself: its 4xx say nothing about the purchase. */
+  readonly auth: boolean;
+  constructor(
+    message: string,
+    status: number | null,
+    options: { reason?: string; cause?: unknown; auth?: boolean } = {},
+  ) {
+    super(message, { cause: options.cause });
     this.name = 'PlayApiError';
     this.status = status;
-    this.reason = reason;
+    this.reason = options.reason;
+    this.auth = options.auth ?? false;
   }
 }
 
