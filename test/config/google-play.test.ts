@@ -62,10 +62,19 @@ t.test('the push: audience and service account together, keys from Google by def
 t.test('what cannot work stops the start, naming the variable', async (t) => {
   t.match(failure({ GOOGLE_PLAY_PACKAGE_NAME: 'com.example.packs' }), /GOOGLE_SERVICE_ACCOUNT_KEY must be set too/);
   t.match(failure({ GOOGLE_SERVICE_ACCOUNT_KEY: key() }), /GOOGLE_PLAY_PACKAGE_NAME must be set too/);
-  t.match(failure({ GOOGLE_PLAY_PACKAGE_NAME: 'not a package', GOOGLE_SERVICE_ACCOUNT_KEY: key() }), /GOOGLE_PLAY_PACKAGE_NAME/);
+  t.match(
+    failure({ GOOGLE_PLAY_PACKAGE_NAME: 'not a package', GOOGLE_SERVICE_ACCOUNT_KEY: key() }),
+    /GOOGLE_PLAY_PACKAGE_NAME/,
+  );
   const base = { GOOGLE_PLAY_PACKAGE_NAME: 'com.example.packs' };
-  t.match(failure({ ...base, GOOGLE_SERVICE_ACCOUNT_KEY: '/no/such/key.json' }), /GOOGLE_SERVICE_ACCOUNT_KEY is neither/);
-  t.match(failure({ ...base, GOOGLE_SERVICE_ACCOUNT_KEY: '{not json' }), /GOOGLE_SERVICE_ACCOUNT_KEY is not valid JSON/);
+  t.match(
+    failure({ ...base, GOOGLE_SERVICE_ACCOUNT_KEY: '/no/such/key.json' }),
+    /GOOGLE_SERVICE_ACCOUNT_KEY is neither/,
+  );
+  t.match(
+    failure({ ...base, GOOGLE_SERVICE_ACCOUNT_KEY: '{not json' }),
+    /GOOGLE_SERVICE_ACCOUNT_KEY is not valid JSON/,
+  );
   t.match(failure({ ...base, GOOGLE_SERVICE_ACCOUNT_KEY: '{"type":"service_account"}' }), /no client_email/);
   t.match(failure({ ...base, GOOGLE_SERVICE_ACCOUNT_KEY: key({ private_key: 'nope' }) }), /not a readable PEM/);
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' });

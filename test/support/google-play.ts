@@ -40,6 +40,8 @@ export interface GooglePlayStandIn {
   requests: string[];
   /** Access tokens issued. */
   tokensIssued(): number;
+  /** Google forgets every access token it issued (they answer 401 from now on). */
+  revokeTokens(): void;
   /** A purchase made in the app; answers its token. */
   buy(sku: string, userId: string | null, fields?: Partial<StandInPurchase>): StandInPurchase;
   /** Google refunds or revokes a purchase: canceled, and listed as voided. */
@@ -70,6 +72,7 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
   const purchases = new Map<string, StandInPurchase>();
   const voided: { purchaseToken: string; orderId: string | null; voidedTimeMillis: number }[] = [];
   const accessTokens = new Set<string>();
+  let issued = 0;
   const requests: string[] = [];
   let failingConsumes = 0;
   let down = false;
@@ -93,7 +96,10 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
       const googleError = (code: number, status: string, message: string, reason = 'invalid') =>
         send(code, { error: { code, message, status, errors: [{ message, domain: 'global', reason }] } });
 
-      if (path === '/certs') return send(200, { keys: [{ ...oidc.publicKey.export({ format: 'jwk' }), kid: oidcKid, alg: 'RS256', use: 'sig' }] });
+      if (path === '/certs')
+        return send(200, {
+          keys: [{ ...oidc.publicKey.export({ format: 'jwk' }), kid: oidcKid, alg: 'RS256', use: 'sig' }],
+        });
       if (request.method === 'POST' && path === '/token') {
         const form = new URLSearchParams(body);
         if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
@@ -106,11 +112,13 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
             claims.scope !== 'https://www.googleapis.com/auth/androidpublisher'
           )
             throw new Error('wrong claims');
-        } catch {
+        } catch (error) {
+          if (process.env.DEBUG_STAND_IN) console.error(error);
           return send(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
         }
         const token = `ya29.${randomBytes(16).toString('hex')}`;
         accessTokens.add(token);
+        issued += 1;
         return send(200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
       }
       const prefix = `/androidpublisher/v3/applications/${PACKAGE_NAME}/purchases`;
@@ -147,9 +155,18 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
             return googleError(503, 'UNAVAILABLE', 'The service is currently unavailable.', 'backendError');
           }
           if (purchase.purchaseState !== 0)
-            return googleError(400, 'FAILED_PRECONDITION', 'The purchase is not in a valid state to perform the desired operation.');
+            return googleError(
+              400,
+              'FAILED_PRECONDITION',
+              'The purchase is not in a valid state to perform the desired operation.',
+            );
           if (purchase.consumptionState === 1)
-            return googleError(400, 'FAILED_PRECONDITION', 'The product purchase is already consumed.', 'productNotOwnedByUser');
+            return googleError(
+              400,
+              'FAILED_PRECONDITION',
+              'The product purchase is already consumed.',
+              'productNotOwnedByUser',
+            );
           Object.assign(purchase, { consumptionState: 1, acknowledgementState: 1 });
           return response.writeHead(200).end();
         }
@@ -205,7 +222,8 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
     },
     purchases,
     requests,
-    tokensIssued: () => accessTokens.size,
+    tokensIssued: () => issued,
+    revokeTokens: () => accessTokens.clear(),
     buy(sku, userId, fields = {}) {
       const purchase: StandInPurchase = {
         sku,
@@ -249,7 +267,9 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
       };
       for (const key of Object.keys(payload)) if (payload[key] === undefined) delete payload[key];
       const key = options.key ? options.key.export({ type: 'pkcs8', format: 'pem' }).toString() : oidcPem;
-      return createSigner({ key, algorithm: 'RS256', kid: options.kid ?? oidcKid, noTimestamp: true })(payload);
+      return createSigner({ key, algorithm: 'RS256', kid: options.kid ?? oidcKid, noTimestamp: !('iat' in payload) })(
+        payload,
+      );
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -262,13 +282,20 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
 /** A fresh RSA key, for forging push tokens. */
 export const strangerKey = () => rsaKeys().privateKey;
 
-let messages = 0;
-/** A Pub/Sub push body around a DeveloperNotification. */
-export function pushBody(notification: Record<string, unknown>, messageId = `${Date.now()}${(messages += 1)}`): string {
+/** A Pub/Sub push body around a DeveloperNotification; each gets a new message id unless given one. */
+export function pushBody(
+  notification: Record<string, unknown>,
+  messageId = randomBytes(8).readBigUInt64BE().toString(),
+): string {
   return JSON.stringify({
     message: {
       data: Buffer.from(
-        JSON.stringify({ version: '1.0', packageName: PACKAGE_NAME, eventTimeMillis: String(Date.now()), ...notification }),
+        JSON.stringify({
+          version: '1.0',
+          packageName: PACKAGE_NAME,
+          eventTimeMillis: String(Date.now()),
+          ...notification,
+        }),
       ).toString('base64'),
       messageId,
       message_id: messageId,

@@ -55,18 +55,21 @@ t.test('a voided purchase needs its token and time', async (t) => {
   t.equal(storeRefOf({ orderId: 'GPA.1' }, 'tok'), 'GPA.1');
 });
 
-t.test('only a purchased purchase, made for the caller, of the product asked for, one at a time, credits', async (t) => {
-  t.same(purchaseVerdict(purchase(), 'fan-1', 'coins_1000'), { kind: 'credit' });
-  t.same(purchaseVerdict(purchase(), 'fan-2', 'coins_1000'), { kind: 'not_yours' });
-  t.same(purchaseVerdict(purchase({ obfuscatedExternalAccountId: null }), 'fan-1', 'coins_1000'), {
-    kind: 'not_yours',
-  });
-  t.same(purchaseVerdict(purchase({ purchaseState: 2 }), 'fan-1', 'coins_1000'), { kind: 'pending' });
-  t.same(purchaseVerdict(purchase({ purchaseState: 1 }), 'fan-1', 'coins_1000'), { kind: 'cancelled' });
-  t.same(purchaseVerdict(purchase({ purchaseState: 7 }), 'fan-1', 'coins_1000'), { kind: 'cancelled' });
-  t.match(purchaseVerdict(purchase({ quantity: 2 }), 'fan-1', 'coins_1000'), { kind: 'unsupported' });
-  t.match(purchaseVerdict(purchase(), 'fan-1', 'coins_5000'), { kind: 'unsupported' });
-});
+t.test(
+  'only a purchased purchase, made for the caller, of the product asked for, one at a time, credits',
+  async (t) => {
+    t.same(purchaseVerdict(purchase(), 'fan-1', 'coins_1000'), { kind: 'credit' });
+    t.same(purchaseVerdict(purchase(), 'fan-2', 'coins_1000'), { kind: 'not_yours' });
+    t.same(purchaseVerdict(purchase({ obfuscatedExternalAccountId: null }), 'fan-1', 'coins_1000'), {
+      kind: 'not_yours',
+    });
+    t.same(purchaseVerdict(purchase({ purchaseState: 2 }), 'fan-1', 'coins_1000'), { kind: 'pending' });
+    t.same(purchaseVerdict(purchase({ purchaseState: 1 }), 'fan-1', 'coins_1000'), { kind: 'cancelled' });
+    t.same(purchaseVerdict(purchase({ purchaseState: 7 }), 'fan-1', 'coins_1000'), { kind: 'cancelled' });
+    t.match(purchaseVerdict(purchase({ quantity: 2 }), 'fan-1', 'coins_1000'), { kind: 'unsupported' });
+    t.match(purchaseVerdict(purchase(), 'fan-1', 'coins_5000'), { kind: 'unsupported' });
+  },
+);
 
 t.test('consume retries: a minute, doubling, at most an hour; pointless after three days', async (t) => {
   t.equal(consumeRetryDelayMs(1), 60_000);
