@@ -142,4 +142,27 @@ t.test('Google Play notifications', async (t) => {
     t.match(order, { status: 'refunded', uncollected: 300 });
     await assertNoViolations(t, app);
   });
+
+  t.test('a purchase cancelled at Google after it was credited gives its coins back', async (t) => {
+    const purchase = google.buy(SKU, fan.id);
+    expectStatus(await push(app, pushBody(purchased(purchase.purchaseToken)), google.pushToken()), 200, 'bought');
+    t.equal(await balance(app, fan), 500);
+    google.voidPurchase(purchase.purchaseToken);
+    expectStatus(await push(app, pushBody(purchased(purchase.purchaseToken, 2)), google.pushToken()), 200, 'cancel');
+    t.equal(await balance(app, fan), 0);
+    await assertNoViolations(t, app);
+  });
+
+  t.test('Google down while a push is handled: 503, not recorded, handled when delivered again', async (t) => {
+    const purchase = google.buy(SKU, fan.id);
+    const body = pushBody(purchased(purchase.purchaseToken), 'message-while-down');
+    google.setDown(true);
+    const down = await push(app, body, google.pushToken());
+    google.setDown(false);
+    t.equal(down.statusCode, 503);
+    t.equal(down.json().error.code, 'store_unreachable');
+    t.equal(await balance(app, fan), 0);
+    expectStatus(await push(app, body, google.pushToken()), 200, 'redelivered');
+    t.equal(await balance(app, fan), 500);
+  });
 });

@@ -185,6 +185,18 @@ t.test('a consume that fails is remembered and retried by retry-google-consumes'
   t.match(await tokenRow(app, purchase.purchaseToken), { consumeState: 'consumed' });
   t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 }, 'done once');
   t.equal(await balance(app, fan), 1100);
+
+  // A consume still failing after Google's three days is given up: Google has refunded it.
+  const late = google.buy(SKU, fan.id, { purchaseTimeMillis: Date.now() - 4 * 86_400_000 });
+  google.failConsumes(1);
+  t.match((await credit(app, fan, late.purchaseToken)).json().data, { status: 'credited', consumed: false });
+  await app.db.orm
+    .update(googlePlayPurchases)
+    .set({ nextConsumeAt: sql`now()` })
+    .where(eq(googlePlayPurchases.purchaseToken, late.purchaseToken));
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 });
+  t.match(await tokenRow(app, late.purchaseToken), { consumeState: 'abandoned' });
+  t.equal(google.purchases.get(late.purchaseToken)?.consumptionState, 0, 'not consumed after three days');
 });
 
 t.test('Google unreachable or refusing: a clean 5xx in the error envelope, nothing credited', async (t) => {
