@@ -185,8 +185,6 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
   }
 
   return {
-    configured: client !== null,
-
     /**
      * `POST /api/checkout/google`: the app sends the Play product id and the purchase token it got;
      * the purchase is read from Google and credited to the caller when Google says it is purchased
