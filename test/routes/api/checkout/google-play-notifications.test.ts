@@ -143,6 +143,22 @@ t.test('Google Play notifications', async (t) => {
     await assertNoViolations(t, app);
   });
 
+  t.test('the app and the notification at the same moment credit the purchase once', async (t) => {
+    const before = await balance(app, fan);
+    const purchase = google.buy(SKU, fan.id);
+    const [fromPush, fromApp, again] = await Promise.all([
+      push(app, pushBody(purchased(purchase.purchaseToken)), google.pushToken()),
+      creditGoogle(app, fan.token, SKU, purchase.purchaseToken),
+      creditGoogle(app, fan.token, SKU, purchase.purchaseToken),
+    ]);
+    expectStatus(fromPush, 200, 'push');
+    expectStatus(fromApp, 200, 'app');
+    expectStatus(again, 200, 'app again');
+    t.equal(await balance(app, fan), before + 500);
+    await assertNoViolations(t, app);
+    expectStatus(await adjust(app, fan.id, { amount: -500, reason: 'spent on packs' }), 201, 'spent');
+  });
+
   t.test('a purchase cancelled at Google after it was credited gives its coins back', async (t) => {
     const purchase = google.buy(SKU, fan.id);
     expectStatus(await push(app, pushBody(purchased(purchase.purchaseToken)), google.pushToken()), 200, 'bought');
@@ -165,4 +181,17 @@ t.test('Google Play notifications', async (t) => {
     expectStatus(await push(app, body, google.pushToken()), 200, 'redelivered');
     t.equal(await balance(app, fan), 500);
   });
+});
+
+t.test("Google's keys unreachable: the push is 503 (delivered again), never a wrong 401", async (t) => {
+  const google = await startGooglePlayStandIn();
+  t.teardown(() => google.close());
+  const app = await buildTestApp(t, google.env);
+  google.setDown(true);
+  const res = await push(app, pushBody({ testNotification: { version: '1.0' } }), google.pushToken());
+  google.setDown(false);
+  t.equal(res.statusCode, 503);
+  t.equal(res.json().error.code, 'auth_unavailable');
+  t.ok(res.headers['retry-after']);
+  expectStatus(await push(app, pushBody({ testNotification: { version: '1.0' } }), google.pushToken()), 200, 'back');
 });
