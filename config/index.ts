@@ -2,6 +2,7 @@ import { envSchema } from 'env-schema';
 import { type CheckoutConfig, resolveCheckout } from './checkout.js';
 import { isLoopbackHost } from './defaults.js';
 import { readDotenv } from './dotenv.js';
+import { type GooglePlayConfig, resolveGooglePlay } from './google-play.js';
 import { ConfigError } from './errors.js';
 import { type KeySource, resolveKeySource } from './keys.js';
 import { type Env, EnvSchema } from './schema.js';
@@ -17,6 +18,7 @@ import { resolveWebhooks, type WebhooksConfig } from './webhooks.js';
 export type { CheckoutConfig } from './checkout.js';
 export { DEV_JWT_SECRET, isLoopbackHost } from './defaults.js';
 export { ConfigError } from './errors.js';
+export type { GooglePlayConfig, GooglePubSubConfig, GoogleServiceAccount } from './google-play.js';
 export type { KeySource } from './keys.js';
 export { type Env, EnvSchema } from './schema.js';
 export type { ProviderConfig, SessionsConfig } from './sessions.js';
@@ -83,6 +85,8 @@ export interface AppConfig {
   sessions: SessionsConfig | null;
   /** Stripe Checkout for coin bundles; null when not configured (checkout answers 503). */
   checkout: CheckoutConfig | null;
+  /** Google Play purchases; null when not configured (its endpoints answer 503 `store_unavailable`). */
+  googlePlay: GooglePlayConfig | null;
   /** Outbound webhooks: whether they may reach loopback and private addresses (never in production). */
   webhooks: WebhooksConfig;
 }
@@ -159,6 +163,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dashboardCacheMs: parseDuration('DASHBOARD_CACHE', env.DASHBOARD_CACHE, { allowZero: true }),
     sessions: resolveSessions(env, devDefaults),
     checkout: resolveCheckout(env),
+    googlePlay: resolveGooglePlay(env),
     webhooks: resolveWebhooks(env, isProduction),
   };
 }

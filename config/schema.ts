@@ -70,6 +70,15 @@ export const EnvSchema = Type.Object({
   CHECKOUT_SUCCESS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_CANCEL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_TTL: Type.String({ default: '30 minutes' }),
+  GOOGLE_PLAY_PACKAGE_NAME: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$' }),
+  ),
+  GOOGLE_SERVICE_ACCOUNT_KEY: OptionalString,
+  GOOGLE_PLAY_API_BASE: Type.String({ default: 'https://androidpublisher.googleapis.com', pattern: '^https?://' }),
+  GOOGLE_OAUTH_TOKEN_URL: Type.String({ default: 'https://oauth2.googleapis.com/token', pattern: '^https?://' }),
+  GOOGLE_PUBSUB_AUDIENCE: OptionalString,
+  GOOGLE_PUBSUB_SERVICE_ACCOUNT: OptionalString,
+  GOOGLE_OIDC_CERTS_URL: Type.String({ default: 'https://www.googleapis.com/oauth2/v3/certs', pattern: '^https?://' }),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: Type.Boolean({ default: false }),
 });
 export type Env = Static<typeof EnvSchema>;

@@ -11,7 +11,7 @@ import {
   Text,
   Timestamp,
 } from './common.js';
-import { OrderReviewReason, OrderStatus } from './enums.js';
+import { OrderProvider, OrderReviewReason, OrderStatus } from './enums.js';
 
 export const CreateCheckoutBody = StrictObject(
   { priceId: Id },
@@ -33,15 +33,21 @@ export const Order = Type.Object(
   {
     id: Id,
     productId: Id,
-    priceId: Id,
+    priceId: Type.Union([Id, Type.Null()], { description: 'The Stripe price it was made at; null for store orders' }),
     coins: Int({ description: 'What the order grants, as the bundle stood when it was made' }),
-    amount: Int({ description: 'In minor units of `currency`' }),
-    currency: Text(3),
+    amount: Nullable(
+      Int({
+        description: 'What was paid, in minor units of `currency`; null when the store does not say (Google Play)',
+      }),
+    ),
+    currency: Nullable(Text(3)),
     status: Type.Ref(OrderStatus),
-    provider: Type.Literal('stripe'),
+    provider: Type.Ref(OrderProvider),
     checkoutUrl: Nullable(Text(2048)),
     failureReason: Nullable(Text(500)),
-    expiresAt: Timestamp,
+    expiresAt: Type.Union([Timestamp, Type.Null()], {
+      description: 'Until when a Stripe order waits for payment; null for store orders',
+    }),
     createdAt: Timestamp,
     fulfilledAt: Nullable(Timestamp),
   },

@@ -104,6 +104,7 @@ export const ERROR_STATUS_DESCRIPTIONS = {
   422: 'The Idempotency-Key was used before with a different request',
   429: 'Rate limited; see Retry-After',
   500: 'Internal error (details are in the server log under the request id)',
+  502: 'An outside service this call depends on refused the service’s request',
   503: 'Not ready, overloaded, shutting down, or the database is unavailable; see Retry-After',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_STATUS_DESCRIPTIONS;

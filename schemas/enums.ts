@@ -116,6 +116,16 @@ export const OrderStatus = StringEnum(ORDER_STATUSES, {
     '`pending` until paid; `fulfilled` once the coins are credited; `expired` unpaid in time; `failed` when an asynchronous payment failed or a payment could not be credited; `refunded` refunded in full; `disputed` under a dispute, or lost one',
 });
 
+/** Who took an order's payment: Stripe Checkout (web), the App Store, or Google Play. */
+export const ORDER_PROVIDERS = ['stripe', 'apple', 'google'] as const;
+export type OrderProviderName = (typeof ORDER_PROVIDERS)[number];
+
+export const OrderProvider = StringEnum(ORDER_PROVIDERS, {
+  $id: 'OrderProvider',
+  description:
+    '`stripe` (Stripe Checkout, the web), `apple` (the App Store), `google` (Google Play): store orders are fulfilled when the app reports the purchase and have no `priceId`',
+});
+
 /** Why a paid order waits for a platform admin. */
 export const ORDER_REVIEW_REASONS = [
   'payment_mismatch',
@@ -141,6 +151,8 @@ export const CRON_JOBS = [
   'advance-rounds',
   'freeze-leaderboards',
   'prune-webhook-deliveries',
+  'retry-google-consumes',
+  'reconcile-google-voided',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -152,7 +164,9 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
     '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid; ' +
     '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up; ' +
-    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago',
+    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago; ' +
+    '`retry-google-consumes`: consume again the Google Play purchases whose consume failed (Google refunds a purchase not consumed within three days); ' +
+    '`reconcile-google-voided`: take back the coins of Google Play purchases listed as voided (refunded, charged back, revoked) since its last run, at most every 15 minutes',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Id, Int, Text } from './common.js';
-import { LEDGER_KINDS, RARITIES } from './enums.js';
+import { LEDGER_KINDS, ORDER_PROVIDERS, RARITIES } from './enums.js';
 
 /**
  * The domain event log: each change another domain or a team may care about appends one event,
@@ -12,6 +12,7 @@ import { LEDGER_KINDS, RARITIES } from './enums.js';
 const OneOf = <const T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
 const Rarity = OneOf(RARITIES);
 const LedgerKind = OneOf(LEDGER_KINDS);
+const OrderProvider = OneOf(ORDER_PROVIDERS);
 
 const PackCount = Type.Object({ packId: Id, count: Int({ minimum: 1 }) }, { additionalProperties: false });
 const CollectibleCount = Type.Object(
@@ -63,7 +64,13 @@ export const EVENT_DATA = {
     { additionalProperties: false, description: 'Coins taken from a wallet (one ledger entry); `amount` is positive' },
   ),
   'order.fulfilled': Type.Object(
-    { orderId: Id, coins: Int(), amount: Int(), currency: Text(3) },
+    {
+      orderId: Id,
+      coins: Int(),
+      amount: Type.Union([Int(), Type.Null()]),
+      currency: Type.Union([Text(3), Type.Null()]),
+      provider: Type.Optional(OrderProvider),
+    },
     { additionalProperties: false, description: 'A paid order whose coins were credited' },
   ),
   'order.refunded': Type.Object(

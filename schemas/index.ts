@@ -25,6 +25,7 @@ import {
   LeagueStatus,
   LedgerKind,
   MobileProvider,
+  OrderProvider,
   OrderReviewReason,
   OrderStatus,
   PackActionName,
@@ -136,6 +137,7 @@ import {
  */
 export const SHARED_SCHEMAS: TSchema[] = [
   OrderStatus,
+  OrderProvider,
   OrderReviewReason,
   CreateCheckoutBody,
   CheckoutSession,

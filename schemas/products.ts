@@ -20,6 +20,16 @@ const UnitAmount = Int({
   description: 'In minor units (cents): 499 is 4.99',
   examples: [499],
 });
+const StoreSku = (store: string, example: string) =>
+  Type.String({
+    pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+    minLength: 1,
+    maxLength: 150,
+    description: `The bundle's product id in ${store} (unset: not sold there); unique`,
+    examples: [example],
+  });
+const AppleSku = StoreSku('the App Store', 'com.example.coins.1000');
+const GoogleSku = StoreSku('Google Play', 'coins_1000');
 const SortOrder = Int({ minimum: 0, maximum: 1_000_000, description: 'Lower first in the public list' });
 
 export const Price = Type.Object(
@@ -48,9 +58,12 @@ export const Product = Type.Object(
     bonusCoins: Coins('Extra coins on top', 0),
     active: Type.Boolean({ description: 'Inactive products are not listed or sold' }),
     sortOrder: SortOrder,
+    appleProductId: Nullable(AppleSku),
+    googleProductId: Nullable(GoogleSku),
     prices: Type.Array(Type.Ref(Price), {
       maxItems: 500,
-      description: 'Public list: the active prices; admin answers: every price, newest first',
+      description:
+        'Public list: the active prices (a bundle sold only in the stores has none); admin answers: every price, newest first',
     }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -71,6 +84,8 @@ export const CreateProductBody = StrictObject(
     bonusCoins: Type.Optional(Coins('Extra coins on top (default 0)', 0)),
     active: Type.Optional(Type.Boolean({ description: 'Default true' })),
     sortOrder: Type.Optional(SortOrder),
+    appleProductId: Type.Optional(Nullable(AppleSku)),
+    googleProductId: Type.Optional(Nullable(GoogleSku)),
   },
   { $id: 'CreateProductRequest', examples: [{ name: '1,000 coins', coins: 1000, bonusCoins: 100, sortOrder: 10 }] },
 );
@@ -84,6 +99,8 @@ export const UpdateProductBody = StrictObject(
     bonusCoins: Type.Optional(Coins('Extra coins on top', 0)),
     active: Type.Optional(Type.Boolean()),
     sortOrder: Type.Optional(SortOrder),
+    appleProductId: Type.Optional(Nullable(AppleSku)),
+    googleProductId: Type.Optional(Nullable(GoogleSku)),
   },
   { $id: 'UpdateProductRequest', minProperties: 1 },
 );

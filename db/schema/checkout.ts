@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { ORDER_REVIEW_REASONS, ORDER_STATUSES, sqlValues } from '../../schemas/enums.js';
+import { ORDER_PROVIDERS, ORDER_REVIEW_REASONS, ORDER_STATUSES, sqlValues } from '../../schemas/enums.js';
 import { ts } from './timestamps.js';
 import { users } from './users.js';
 
@@ -17,6 +17,9 @@ export const products = pgTable(
     bonusCoins: integer('bonus_coins').notNull().default(0),
     active: boolean('active').notNull().default(true),
     sortOrder: integer('sort_order').notNull().default(0),
+    /** The bundle's SKUs in the App Store and Google Play (unset: not sold there). */
+    appleProductId: text('apple_product_id').unique(),
+    googleProductId: text('google_product_id').unique(),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -52,7 +55,7 @@ export const prices = pgTable(
 );
 
 /**
- * An order of a coin bundle, paid through Stripe Checkout. It keeps what was sold (coins, amount,
+ * An order of a coin bundle, paid through Stripe Checkout or bought in a mobile store. It keeps what was sold (coins, amount,
  * currency) as it stood when made. Status only moves forward.
  */
 export const orders = pgTable(
@@ -65,18 +68,20 @@ export const orders = pgTable(
     productId: text('product_id')
       .notNull()
       .references(() => products.id),
-    priceId: text('price_id')
-      .notNull()
-      .references(() => prices.id),
+    /** The Stripe price it was made at; store orders have none (the store sets its prices). */
+    priceId: text('price_id').references(() => prices.id),
     coins: integer('coins').notNull(),
-    amount: integer('amount').notNull(),
-    currency: text('currency').notNull(),
+    /** What was paid, in minor units of `currency`; null when the store does not say (Google Play). */
+    amount: integer('amount'),
+    currency: text('currency'),
     status: text('status', { enum: ORDER_STATUSES }).notNull().default('pending'),
-    provider: text('provider', { enum: ['stripe'] })
-      .notNull()
-      .default('stripe'),
-    /** The Checkout Session's id, once it exists. */
-    providerRef: text('provider_ref').unique(),
+    provider: text('provider', { enum: ORDER_PROVIDERS }).notNull().default('stripe'),
+    /** The Checkout Session's id, once it exists; the store's transaction (Apple) or order id (Google). */
+    providerRef: text('provider_ref'),
+    /** Store orders: when the store says the purchase was made. */
+    purchasedAt: ts('purchased_at'),
+    /** Store orders: the store's time of the last refund or reversal applied, so an older one arriving late changes nothing. */
+    storeEventAt: ts('store_event_at'),
     checkoutUrl: text('checkout_url'),
     paymentIntent: text('payment_intent'),
     failureReason: text('failure_reason'),
@@ -93,14 +98,30 @@ export const orders = pgTable(
     reviewReason: text('review_reason', { enum: ORDER_REVIEW_REASONS }),
     /** When a job last asked Stripe about this pending order: jobs take the least recently checked first, so none starves. */
     lastCheckedAt: ts('last_checked_at'),
-    expiresAt: ts('expires_at').notNull(),
+    /** Until when a Stripe order waits for payment; store orders are settled when made and have none. */
+    expiresAt: ts('expires_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     fulfilledAt: ts('fulfilled_at'),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (table) => [
     check('orders_status_check', sql`${table.status} in (${sql.raw(sqlValues(ORDER_STATUSES))})`),
-    check('orders_amounts_check', sql`${table.coins} > 0 and ${table.amount} > 0`),
+    check(
+      'orders_amounts_check',
+      sql`${table.coins} > 0 and (${table.amount} is null or ${table.amount} > 0) and (${table.amount} is null) = (${table.currency} is null)`,
+    ),
+    check('orders_provider_check', sql`${table.provider} in (${sql.raw(sqlValues(ORDER_PROVIDERS))})`),
+    // A Stripe order is made at a price, for its amount, and waits until it expires.
+    check(
+      'orders_stripe_check',
+      sql`${table.provider} <> 'stripe' or (${table.priceId} is not null and ${table.amount} is not null and ${table.expiresAt} is not null)`,
+    ),
+    // A store order exists only once the store took the payment: it is made settled, with the store's reference.
+    check(
+      'orders_store_check',
+      sql`${table.provider} = 'stripe' or (${table.providerRef} is not null and ${table.status} not in ('pending', 'expired'))`,
+    ),
+    uniqueIndex('orders_provider_ref_idx').on(table.provider, table.providerRef),
     check(
       'orders_review_reason_check',
       sql`${table.reviewReason} is null or ${table.reviewReason} in (${sql.raw(sqlValues(ORDER_REVIEW_REASONS))})`,

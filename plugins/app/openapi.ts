@@ -116,6 +116,11 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; code: string; message
     code: 'internal_error',
     message: 'Something went wrong on our side. The request id helps us find it.',
   },
+  502: {
+    name: 'BadGateway',
+    code: 'store_error',
+    message: 'Google Play refused this service’s request; try again later.',
+  },
   503: { name: 'ServiceUnavailable', code: 'overloaded', message: 'The service is overloaded; try again shortly.' },
 };
 

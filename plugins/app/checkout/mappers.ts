@@ -15,7 +15,7 @@ export function toOrder(row: OrderRow): Order {
     provider: row.provider,
     checkoutUrl: row.status === 'pending' ? row.checkoutUrl : null,
     failureReason: row.failureReason,
-    expiresAt: row.expiresAt.toISOString(),
+    expiresAt: row.expiresAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     fulfilledAt: row.fulfilledAt?.toISOString() ?? null,
   };

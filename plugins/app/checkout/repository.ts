@@ -254,7 +254,8 @@ export async function fulfilReviewed(tx: Database, id: string): Promise<OrderRow
       and(
         eq(orders.id, id),
         inArray(orders.status, ['failed', 'expired']),
-        sql`${orders.paymentIntent} is not null`,
+        // A store order was paid when it was made; a Stripe order shows its payment.
+        sql`(${orders.paymentIntent} is not null or ${orders.provider} <> 'stripe')`,
         inArray(orders.reviewReason, [...CREDITABLE_REVIEW_REASONS]),
       ),
     )

@@ -14,6 +14,21 @@ export interface OrderTerms {
   currency: string;
 }
 
+/** A Stripe order: made at a price, so it always has an amount and a currency. */
+export type StripeOrder<T extends { amount: number | null; currency: string | null }> = T & {
+  amount: number;
+  currency: string;
+};
+
+/** The Stripe paths read an order's amount; only store orders lack one, and Stripe never names them. */
+export function stripeOrder<T extends { amount: number | null; currency: string | null; provider: string }>(
+  order: T,
+): StripeOrder<T> {
+  if (order.provider !== 'stripe' || order.amount === null || order.currency === null)
+    throw new Error(`order of ${order.provider} reached a Stripe path`);
+  return order as StripeOrder<T>;
+}
+
 /** Only a session Stripe calls paid fulfils an order. */
 export function isPaid(session: PaidSession): boolean {
   return session.payment_status === 'paid';
@@ -133,3 +148,31 @@ export function disputeReturnPlan(
 
 /** A pending order older than this is re-checked with Stripe when read: a webhook may have been missed. */
 export const RECHECK_AFTER_MS = 60_000;
+
+/**
+ * A store refund or revocation takes back every coin the order still grants (stores refund a
+ * consumable whole), from the balance as far as it goes, never below zero; the rest is uncollected.
+ */
+export const storeReversalPlan = disputePlan;
+
+/**
+ * A store reversing its own refund (Apple's REFUND_REVERSED) gives back what the refund took (not
+ * what it could not take: those coins were never lost), as far as the wallet can hold them; what a
+ * full wallet keeps out stays reversed and the order is flagged for review.
+ */
+export function storeRestorePlan(
+  order: { coinsReversed: number; uncollected: number },
+  balance: number,
+  maxBalance: number,
+): { returned: number; coinsReversed: number } {
+  const { returned, blocked } = disputeReturnPlan(order.coinsReversed - order.uncollected, balance, maxBalance);
+  return { returned, coinsReversed: blocked };
+}
+
+/**
+ * Whether a store's refund or reversal dated `at` is news for an order whose last one was dated
+ * `last`: the store's own clock orders them, so one delivered late (after a later one) changes nothing.
+ */
+export function isNewerStoreEvent(last: Date | null, at: Date): boolean {
+  return last === null || at.getTime() > last.getTime();
+}

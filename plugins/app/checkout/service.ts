@@ -28,6 +28,7 @@ import {
 } from './repository.js';
 import { creditProblem, RECHECK_AFTER_MS } from './rules.js';
 import { createSettlement } from './settlement.js';
+import { createStoreSettlement, type StoreChange, type StorePurchase } from './store.js';
 
 /** A Checkout Session made for an order that is not stored yet. */
 export interface PreparedCheckout {
@@ -55,6 +56,10 @@ export function createCheckoutService(deps: CheckoutDeps) {
   const { db, gateway, config, log, wallets, products } = deps;
   const settlement = createSettlement({ wallets, events: deps.events, log });
   const eventHandlers = createEventHandlers({ settlement, log });
+  const store = createStoreSettlement({ settlement, wallets, log });
+  /** In the caller's transaction when given (a store notification's inbox row), else in one of its own. */
+  const inTransaction = <T>(tx: Database | undefined, work: (tx: Database) => Promise<T>): Promise<T> =>
+    tx ? work(tx) : db.transaction(work);
 
   /**
    * Settles a pending order from its session as Stripe has it now: paid, it is fulfilled; expired,
@@ -108,6 +113,25 @@ export function createCheckoutService(deps: CheckoutDeps) {
   }
 
   return {
+    /**
+     * A purchase a store vouches for becomes a fulfilled order with one top-up, once per store
+     * reference: replayed by its buyer it answers the same order (`credited` false); by another
+     * account, 409 `store_purchase_claimed`.
+     */
+    fulfilStoreOrder: (purchase: StorePurchase, tx?: Database): Promise<{ order: Order; credited: boolean }> =>
+      inTransaction(tx, async (work) => {
+        const { order, credited } = await store.fulfilStoreOrder(work, purchase);
+        return { order: toOrder(order), credited };
+      }),
+
+    /** A store refunded or revoked a purchase: its coins are taken back, never below zero (idempotent). */
+    reverseStoreOrder: (change: StoreChange, tx?: Database): Promise<boolean> =>
+      inTransaction(tx, async (work) => (await store.reverseStoreOrder(work, change)) !== undefined),
+
+    /** A store reversed its refund: the coins the refund took come back (idempotent). */
+    restoreStoreOrder: (change: StoreChange, tx?: Database): Promise<boolean> =>
+      inTransaction(tx, async (work) => (await store.restoreStoreOrder(work, change)) !== undefined),
+
     /** `expire-orders`: pending orders past their expiry, settled with Stripe (a paid one is fulfilled, never expired). */
     expireOrders: (limit: number) => reconcileBatch({ pastExpiry: true }, limit),
 

@@ -26,6 +26,7 @@ import {
   paymentMismatch,
   refundDuringDisputePlan,
   refundPlan,
+  stripeOrder,
 } from './rules.js';
 
 /** What a refund or dispute reads of its event: a late one is told from one that is not ours by its age. */
@@ -43,12 +44,21 @@ export function createSettlement(deps: {
 }) {
   const { wallets, events, log } = deps;
   /** An order's coins credited: by the one `fulfil`, or by an admin after review. */
-  const fulfilled = (tx: Database, order: Pick<OrderRow, 'id' | 'userId' | 'coins' | 'amount' | 'currency'>) =>
+  const fulfilled = (
+    tx: Database,
+    order: Pick<OrderRow, 'id' | 'userId' | 'coins' | 'amount' | 'currency' | 'provider'>,
+  ) =>
     events.append(tx, {
       type: 'order.fulfilled',
       userId: order.userId,
       subject: order.id,
-      data: { orderId: order.id, coins: order.coins, amount: order.amount, currency: order.currency },
+      data: {
+        orderId: order.id,
+        coins: order.coins,
+        amount: order.amount,
+        currency: order.currency,
+        provider: order.provider,
+      },
     });
   const lockedBalance = (tx: Database, userId: string) => wallets.balance(tx, userId, { lock: true });
   /** Coins a refund or a dispute takes back from the buyer: one `refund` entry, none for 0. */
@@ -56,6 +66,26 @@ export function createSettlement(deps: {
     if (amount > 0)
       await wallets.debit(tx, { userId: order.userId, amount, kind: 'refund', reference: order.id, reason });
   };
+
+  /** A refund (Stripe's or a store's) took coins back: its event, and a warning for what it could not take. */
+  async function refunded(
+    tx: Database,
+    order: Pick<OrderRow, 'id' | 'userId'>,
+    amountRefunded: number,
+    plan: { take: number; uncollected: number },
+  ): Promise<void> {
+    await events.append(tx, {
+      type: 'order.refunded',
+      userId: order.userId,
+      subject: order.id,
+      data: { orderId: order.id, amountRefunded, coinsTakenBack: plan.take, coinsUncollected: plan.uncollected },
+    });
+    if (plan.uncollected > 0)
+      log.warn(
+        { orderId: order.id, uncollected: plan.uncollected },
+        'a refund could not take back every coin: recorded as uncollected',
+      );
+  }
 
   /**
    * Fulfils (or fails) a pending order from a Checkout Session; a settled order changes no more. A
@@ -82,7 +112,8 @@ export function createSettlement(deps: {
     if (!isPaid(session)) return 'unpaid';
     const paymentIntent = paymentIntentId(session);
     const problem =
-      paymentMismatch(order, session) ?? creditProblem(await lockedBalance(tx, order.userId), order.coins, MAX_BALANCE);
+      paymentMismatch(stripeOrder(order), session) ??
+      creditProblem(await lockedBalance(tx, order.userId), order.coins, MAX_BALANCE);
     if (problem || !paymentIntent) {
       const { reason, detail } = problem ?? {
         reason: 'no_payment_intent' as const,
@@ -134,7 +165,7 @@ export function createSettlement(deps: {
     const order = await orderOfPayment(tx, charge);
     if (!order) return notYetFulfilled(event);
     if (order.status === 'disputed') {
-      const plan = refundDuringDisputePlan(order, charge.amount_refunded);
+      const plan = refundDuringDisputePlan(stripeOrder(order), charge.amount_refunded);
       await recordRefundDuringDispute(tx, order.id, { amountRefunded: charge.amount_refunded, ...plan });
       return;
     }
@@ -153,7 +184,7 @@ export function createSettlement(deps: {
       );
       return;
     }
-    const plan = refundPlan(order, charge.amount_refunded, await lockedBalance(tx, order.userId));
+    const plan = refundPlan(stripeOrder(order), charge.amount_refunded, await lockedBalance(tx, order.userId));
     await takeBack(tx, order, plan.take, 'the payment was refunded');
     await recordRefund(tx, order.id, {
       amountRefunded: charge.amount_refunded,
@@ -161,22 +192,7 @@ export function createSettlement(deps: {
       uncollectedAdded: plan.uncollected,
       fullyRefunded: plan.fullyRefunded,
     });
-    await events.append(tx, {
-      type: 'order.refunded',
-      userId: order.userId,
-      subject: order.id,
-      data: {
-        orderId: order.id,
-        amountRefunded: charge.amount_refunded,
-        coinsTakenBack: plan.take,
-        coinsUncollected: plan.uncollected,
-      },
-    });
-    if (plan.uncollected > 0)
-      log.warn(
-        { orderId: order.id, uncollected: plan.uncollected },
-        'a refund could not take back every coin: recorded as uncollected',
-      );
+    await refunded(tx, order, charge.amount_refunded, plan);
   }
 
   /** A dispute opened: every coin the order still grants is taken back, never below zero. */
@@ -233,7 +249,7 @@ export function createSettlement(deps: {
       );
     await recordDispute(tx, order.id, {
       won: {
-        status: order.amountRefunded >= order.amount ? 'refunded' : 'fulfilled',
+        status: order.amountRefunded >= stripeOrder(order).amount ? 'refunded' : 'fulfilled',
         // Coins a full wallet kept from coming back stay reversed.
         coinsReversed: order.coinsReversed - plan.returned - order.disputeUncollected,
         uncollected: order.uncollected - order.disputeUncollected,
@@ -242,7 +258,7 @@ export function createSettlement(deps: {
     });
   }
 
-  return { fulfil, fulfilled, refund, disputeOpened, disputeClosed };
+  return { fulfil, fulfilled, refunded, refund, disputeOpened, disputeClosed };
 }
 
 export type Settlement = ReturnType<typeof createSettlement>;

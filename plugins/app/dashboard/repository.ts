@@ -221,7 +221,8 @@ export interface MoneyRow {
 
 /**
  * Money of the coin orders paid in [from, to), per currency, read from the orders themselves
- * (the sales table: what has become of each, refunds and disputes included, is on its row).
+ * (the sales table: what has become of each, refunds and disputes included, is on its row). Store
+ * orders whose store does not say what was paid (Google Play) have no amount and are not counted.
  */
 export async function moneyByCurrency(db: Database, from: Date, to: Date): Promise<MoneyRow[]> {
   return rowsOf<MoneyRow>(
@@ -232,6 +233,7 @@ export async function moneyByCurrency(db: Database, from: Date, to: Date): Promi
              sum(coins)::float8 as coins, sum(uncollected)::float8 as "uncollectedCoins"
       from orders
       where fulfilled_at >= ${from.toISOString()}::timestamptz and fulfilled_at < ${to.toISOString()}::timestamptz
+        and amount is not null
       group by currency order by currency`),
   );
 }

@@ -80,6 +80,10 @@ export default fp(
       'prune-webhook-deliveries': async () => ({
         processed: await inBatches((limit) => fastify.webhooks.prune(limit)),
       }),
+      // One Google call each: a bounded batch a run, well inside Google's three days.
+      'retry-google-consumes': async () => ({ processed: await fastify.googlePlay.retryConsumes(ORDER_BATCH) }),
+      // Voided purchases since the last run (with an hour's overlap), at most every 15 minutes.
+      'reconcile-google-voided': async () => ({ processed: await fastify.googlePlay.reconcileVoided() }),
     };
 
     const jobs: Jobs = {
@@ -143,6 +147,7 @@ export default fp(
       'leagues',
       'leaderboards',
       'webhooks',
+      'google-play',
     ],
   },
 );

@@ -28,7 +28,7 @@ async function withPrices(db: Database, rows: ProductRow[], activeOnly: boolean)
   return rows.map((row) => ({ ...row, prices: priceRows.filter((price) => price.productId === row.id) }));
 }
 
-/** Active products that can be bought (an active price at least), with their active prices. */
+/** Active products that can be bought (an active price, or a store SKU, at least), with their active prices. */
 export async function listOnSale(db: Database): Promise<ProductWithPrices[]> {
   const rows = await db
     .select()
@@ -36,7 +36,8 @@ export async function listOnSale(db: Database): Promise<ProductWithPrices[]> {
     .where(
       and(
         eq(products.active, true),
-        sql`exists (select 1 from ${prices} where ${prices.productId} = ${products.id} and ${prices.active})`,
+        sql`(exists (select 1 from ${prices} where ${prices.productId} = ${products.id} and ${prices.active})
+          or ${products.appleProductId} is not null or ${products.googleProductId} is not null)`,
       ),
     )
     .orderBy(asc(products.sortOrder), asc(products.id))
@@ -74,6 +75,8 @@ export async function insertProduct(tx: Database, body: CreateProductBody): Prom
       bonusCoins: body.bonusCoins ?? 0,
       active: body.active ?? true,
       sortOrder: body.sortOrder ?? 0,
+      appleProductId: body.appleProductId ?? null,
+      googleProductId: body.googleProductId ?? null,
     })
     .returning();
   return row as ProductRow;
@@ -86,6 +89,17 @@ export async function updateProduct(tx: Database, id: string, changes: UpdatePro
     .where(eq(products.id, id))
     .returning();
   return row as ProductRow;
+}
+
+/** The product sold under a store SKU (active or not). */
+export async function findByStoreSku(
+  db: Database,
+  store: 'apple' | 'google',
+  sku: string,
+): Promise<ProductRow | undefined> {
+  const column = store === 'apple' ? products.appleProductId : products.googleProductId;
+  const [row] = await db.select().from(products).where(eq(column, sku));
+  return row;
 }
 
 export async function findPrice(tx: Database, id: string): Promise<PriceRow | undefined> {

@@ -6,7 +6,7 @@ import type {
   Product,
   UpdateProductBody,
 } from '../../../schemas/products.js';
-import type { DatabaseHandle } from '../database/index.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { ConflictError } from '../errors.js';
 import { priceNotFound, productNotFound } from './errors.js';
 import * as repository from './repository.js';
@@ -35,6 +35,8 @@ function toProductSummary(row: ProductRow): ProductSummary {
     bonusCoins: row.bonusCoins,
     active: row.active,
     sortOrder: row.sortOrder,
+    appleProductId: row.appleProductId,
+    googleProductId: row.googleProductId,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -44,9 +46,31 @@ function toProduct(row: ProductRow & { prices: PriceRow[] }): Product {
   return { ...toProductSummary(row), prices: row.prices.map(toPrice) };
 }
 
+/**
+ * A store SKU names one bundle: one already given to another bundle is refused (409), checked under
+ * the product's row lock; the unique index settles two admins racing.
+ */
+async function assertSkusFree(tx: Database, id: string | null, body: StoreSkus): Promise<void> {
+  for (const store of ['apple', 'google'] as const) {
+    const sku = store === 'apple' ? body.appleProductId : body.googleProductId;
+    if (!sku) continue;
+    const holder = await repository.findByStoreSku(tx, store, sku);
+    if (holder && holder.id !== id)
+      throw new ConflictError('store_sku_taken', `Another bundle already has this ${store} product id.`);
+  }
+}
+
+type StoreSkus = { appleProductId?: string | null; googleProductId?: string | null };
+
 /** Coin bundles and their prices: what fans can buy coins with. */
 export function createProductsService(db: DatabaseHandle) {
   return {
+    /** The bundle a store SKU names, on sale or not; undefined when none does. */
+    async findByStoreSku(store: 'apple' | 'google', sku: string): Promise<ProductSummary | undefined> {
+      const row = await repository.findByStoreSku(db.orm, store, sku);
+      return row ? toProductSummary(row) : undefined;
+    },
+
     /** The public list: active bundles with at least one active price, and only those prices. */
     async onSale(): Promise<Product[]> {
       return (await repository.listOnSale(db.orm)).map(toProduct);
@@ -76,7 +100,10 @@ export function createProductsService(db: DatabaseHandle) {
 
     create(body: CreateProductBody): Promise<Product> {
       bundleCoins(body.coins, body.bonusCoins ?? 0);
-      return db.transaction(async (tx) => toProduct({ ...(await repository.insertProduct(tx, body)), prices: [] }));
+      return db.transaction(async (tx) => {
+        await assertSkusFree(tx, null, body);
+        return toProduct({ ...(await repository.insertProduct(tx, body)), prices: [] });
+      });
     },
 
     /** Orders already made keep the coins they were made for (their own snapshot). */
@@ -85,6 +112,7 @@ export function createProductsService(db: DatabaseHandle) {
         const current = await repository.findProduct(tx, id, { lock: true });
         if (!current) throw productNotFound();
         bundleCoins(changes.coins ?? current.coins, changes.bonusCoins ?? current.bonusCoins);
+        await assertSkusFree(tx, id, changes);
         return toProduct(await repository.productWithPrices(tx, await repository.updateProduct(tx, id, changes)));
       });
     },

@@ -10,6 +10,7 @@ import {
   OrderResponse,
 } from '../../../schemas/checkout.js';
 import { errorResponses, WithHeaders } from '../../../schemas/common.js';
+import googleCheckoutRoutes from './google.js';
 
 const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -78,6 +79,8 @@ const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
       data: await app.checkout.order(callerOf(request).id, request.params.id),
     }),
   );
+
+  await app.register(googleCheckoutRoutes);
 };
 
 export default checkoutRoutes;

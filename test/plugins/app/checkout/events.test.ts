@@ -14,6 +14,7 @@ const calls: [string, unknown][] = [];
 const settlement: Settlement = {
   fulfil: async () => 'settled',
   fulfilled: async () => {},
+  refunded: async () => {},
   refund: async (_tx, charge) => {
     calls.push(['refund', charge]);
   },

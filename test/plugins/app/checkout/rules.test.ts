@@ -1,5 +1,14 @@
 import t from 'tap';
-import { isPaid, paymentIntentId, paymentMismatch, refundPlan } from '../../../../plugins/app/checkout/rules.js';
+import {
+  isNewerStoreEvent,
+  isPaid,
+  paymentIntentId,
+  paymentMismatch,
+  refundPlan,
+  storeRestorePlan,
+  storeReversalPlan,
+  stripeOrder,
+} from '../../../../plugins/app/checkout/rules.js';
 
 t.test('only a paid session of the same amount and currency pays an order', async (t) => {
   const order = { amount: 999, currency: 'usd' };
@@ -140,3 +149,34 @@ t.test(
     t.same(disputeReturnPlan(1100, 2_147_483_647, 2_147_483_647), { returned: 0, blocked: 1100 });
   },
 );
+
+t.test(
+  'a store refund takes back every coin still granted, never below zero; its reversal gives back what it took',
+  async (t) => {
+    t.same(storeReversalPlan({ coins: 1100, coinsReversed: 0 }, 5000), { target: 1100, take: 1100, uncollected: 0 });
+    t.same(storeReversalPlan({ coins: 1100, coinsReversed: 0 }, 300), { target: 1100, take: 300, uncollected: 800 });
+    t.same(storeReversalPlan({ coins: 1100, coinsReversed: 0 }, -5), { target: 1100, take: 0, uncollected: 1100 });
+    t.same(storeReversalPlan({ coins: 1100, coinsReversed: 1100 }, 5000), { target: 1100, take: 0, uncollected: 0 });
+    // The refund took 300 of 1,100: the reversal returns those 300 and forgives the 800 uncollected.
+    t.same(storeRestorePlan({ coinsReversed: 1100, uncollected: 800 }, 0, 10_000), { returned: 300, coinsReversed: 0 });
+    // A wallet that can hold only 100 more keeps 200 reversed.
+    t.same(storeRestorePlan({ coinsReversed: 1100, uncollected: 800 }, 9_900, 10_000), {
+      returned: 100,
+      coinsReversed: 200,
+    });
+  },
+);
+
+t.test("store changes apply in the store's order: a late, older one is not news", async (t) => {
+  const at = new Date('2026-01-02T00:00:00Z');
+  t.ok(isNewerStoreEvent(null, at));
+  t.ok(isNewerStoreEvent(new Date('2026-01-01T00:00:00Z'), at));
+  t.notOk(isNewerStoreEvent(at, at), 'the same change again');
+  t.notOk(isNewerStoreEvent(new Date('2026-01-03T00:00:00Z'), at), 'older than the last applied');
+});
+
+t.test('only Stripe orders reach the Stripe paths', async (t) => {
+  t.equal(stripeOrder({ provider: 'stripe', amount: 999, currency: 'usd' }).amount, 999);
+  t.throws(() => stripeOrder({ provider: 'google', amount: null, currency: null }));
+  t.throws(() => stripeOrder({ provider: 'stripe', amount: null, currency: null }));
+});
