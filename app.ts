@@ -32,6 +32,7 @@ import purchasesPlugin from './plugins/app/purchases/index.js';
 import walletsPlugin from './plugins/app/wallets/index.js';
 import productsPlugin from './plugins/app/products/index.js';
 import checkoutPlugin from './plugins/app/checkout/index.js';
+import appStorePlugin from './plugins/app/app-store/index.js';
 import rewardsPlugin from './plugins/app/rewards/index.js';
 import questsPlugin from './plugins/app/quests/index.js';
 import leaguesPlugin from './plugins/app/leagues/index.js';
@@ -288,6 +289,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(walletsPlugin);
     await app.register(productsPlugin);
     await app.register(checkoutPlugin);
+    await app.register(appStorePlugin);
     await app.register(purchasesPlugin);
     await app.register(packsPlugin);
     await app.register(rewardsPlugin);

@@ -69,6 +69,17 @@ export const EnvSchema = Type.Object({
   CHECKOUT_SUCCESS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_CANCEL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   CHECKOUT_TTL: Type.String({ default: '30 minutes' }),
+  APPLE_BUNDLE_ID: OptionalString,
+  APPLE_APP_APPLE_ID: Type.Optional(Type.Integer({ minimum: 1 })),
+  APPLE_ENVIRONMENT: Type.Union(
+    [Type.Literal('Production'), Type.Literal('Sandbox'), Type.Literal('LocalTesting'), Type.Literal('Xcode')],
+    { default: 'Production' },
+  ),
+  APPLE_ROOT_CERTIFICATES: OptionalString,
+  APPLE_API_KEY_ID: OptionalString,
+  APPLE_API_ISSUER_ID: OptionalString,
+  APPLE_API_PRIVATE_KEY: OptionalString,
+  APPLE_API_BASE: Type.Optional(Type.String({ pattern: '^https?://' })),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: Type.Boolean({ default: false }),
 });
 export type Env = Static<typeof EnvSchema>;

@@ -17,3 +17,4 @@ export * from './schema/leaderboards.js';
 export * from './schema/app-config.js';
 export * from './schema/dashboard.js';
 export * from './schema/webhooks.js';
+export * from './schema/app-store.js';

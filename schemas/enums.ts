@@ -126,6 +126,9 @@ export const OrderProvider = StringEnum(ORDER_PROVIDERS, {
     '`stripe` (Stripe Checkout, the web), `apple` (the App Store), `google` (Google Play): store orders are fulfilled when the app reports the purchase and have no `priceId`',
 });
 
+/** How an App Store Server Notification reached the service: Apple's delivery, or the history the recovery job reads. */
+export const APPLE_NOTIFICATION_SOURCES = ['webhook', 'history'] as const;
+
 /** Why a paid order waits for a platform admin. */
 export const ORDER_REVIEW_REASONS = [
   'payment_mismatch',
@@ -151,6 +154,7 @@ export const CRON_JOBS = [
   'advance-rounds',
   'freeze-leaderboards',
   'prune-webhook-deliveries',
+  'recover-apple-notifications',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -162,7 +166,8 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`end-quests`: end active quests past their `endsAt`, releasing the reward stock they reserved and did not give; ' +
     '`advance-rounds`: record each league round’s status as time moved it, finalize rounds past their `finalizesAt`, and pay the prizes of final rounds not yet paid; ' +
     '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up; ' +
-    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago',
+    '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago; ' +
+    '`recover-apple-notifications`: read the App Store Server Notifications history since the last run and handle any notification the webhook missed',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

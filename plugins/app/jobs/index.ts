@@ -80,6 +80,8 @@ export default fp(
       'prune-webhook-deliveries': async () => ({
         processed: await inBatches((limit) => fastify.webhooks.prune(limit)),
       }),
+      // App Store notifications the webhook missed, read back from Apple's history (bounded pages).
+      'recover-apple-notifications': async () => ({ processed: await fastify.appStore.recoverNotifications() }),
     };
 
     const jobs: Jobs = {
@@ -143,6 +145,7 @@ export default fp(
       'leagues',
       'leaderboards',
       'webhooks',
+      'app-store',
     ],
   },
 );

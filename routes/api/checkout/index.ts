@@ -10,8 +10,11 @@ import {
   OrderResponse,
 } from '../../../schemas/checkout.js';
 import { errorResponses, WithHeaders } from '../../../schemas/common.js';
+import appleCheckoutRoutes from './apple.js';
 
 const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(appleCheckoutRoutes);
+
   app.post(
     '/sessions',
     {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, ServiceUnavailableError } from '../../../plugins/app/errors.js';
 import { errorResponses } from '../../../schemas/common.js';
 import { StripeEventBody, WebhookAck } from '../../../schemas/checkout.js';
+import appleWebhookRoutes from './apple.js';
 
 /** Incoming webhooks. Only this plugin keeps request bodies raw: the signature covers the exact bytes. */
 const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -52,6 +53,9 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { received: true as const };
     },
   );
+
+  // Inside this plugin, so its body stays raw like Stripe's.
+  await app.register(appleWebhookRoutes);
 };
 
 export default webhookRoutes;
