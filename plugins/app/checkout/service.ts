@@ -119,11 +119,15 @@ export function createCheckoutService(deps: CheckoutDeps) {
      * reference: replayed by its buyer it answers the same order (`credited` false); by another
      * account, 409 `store_purchase_claimed`.
      */
-    fulfilStoreOrder: (purchase: StorePurchase, tx?: Database): Promise<{ order: Order; credited: boolean }> =>
-      inTransaction(tx, async (work) => {
+    async fulfilStoreOrder(purchase: StorePurchase, tx?: Database): Promise<{ order: Order; credited: boolean }> {
+      // A purchase reported again (the common retry) is answered from one read, outside any transaction.
+      const known = tx ? undefined : await findStoreOrder(db.orm, purchase.provider, purchase.providerRef);
+      if (known) return { order: toOrder(store.reported(known, purchase)), credited: false };
+      return inTransaction(tx, async (work) => {
         const { order, credited } = await store.fulfilStoreOrder(work, purchase);
         return { order: toOrder(order), credited };
-      }),
+      });
+    },
 
     /** A store refunded or revoked a purchase: its coins are taken back, never below zero (idempotent). */
     reverseStoreOrder: (change: StoreChange, tx?: Database): Promise<boolean> =>

@@ -190,5 +190,5 @@ export function createStoreSettlement(deps: {
     return order;
   }
 
-  return { fulfilStoreOrder, reverseStoreOrder, restoreStoreOrder };
+  return { fulfilStoreOrder, reported, reverseStoreOrder, restoreStoreOrder };
 }
