@@ -10,6 +10,7 @@ import {
   SchemaArbitraries,
 } from './support/fuzz.js';
 import { staffedTeam } from './support/teams.js';
+import { startAppleStandIn } from './support/apple.js';
 import { startStripeStandIn } from './support/stripe.js';
 
 /**
@@ -44,10 +45,12 @@ interface FuzzRequest {
 t.test(
   'fuzzing every operation of the OpenAPI document: no 5xx, and every answer as the document declares',
   async (t) => {
-    // Checkout configured against the Stripe stand-in: the operations are fuzzed as they run in production.
+    // Checkout configured against the Stripe and App Store stand-ins: the operations are fuzzed as they run in production.
     const stripe = await startStripeStandIn();
     t.teardown(() => stripe.close());
-    const app = await buildTestApp(t, { RATE_LIMIT_MAX: '100000000', ...stripe.env });
+    const apple = await startAppleStandIn();
+    t.teardown(() => apple.close());
+    const app = await buildTestApp(t, { RATE_LIMIT_MAX: '100000000', ...stripe.env, ...apple.env });
     // Something to find: a staffed team, packs in every status, collectibles.
     const staff = await staffedTeam(app, 'fuzz');
     const packs = await Promise.all(

@@ -36,11 +36,11 @@ const appleWebhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
+      // Refused before the bytes are read when Apple is not configured, like Stripe's webhook.
+      app.appStore.assertConfigured();
       const signedPayload = signedPayloadOf(request.body);
-      if (!signedPayload) {
-        app.appStore.assertConfigured();
+      if (!signedPayload)
         throw new AppError(400, 'invalid_signature', 'The body is not a notification with a signedPayload.');
-      }
       await app.appStore.notification(signedPayload);
       return { received: true as const };
     },

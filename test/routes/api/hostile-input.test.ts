@@ -40,9 +40,10 @@ function expectClientError(t: Test, res: LightMyRequestResponse, status: number,
 
 t.test('a JSON body nested 5,000 deep is a 400 on every operation with a body, and not a crash', async (t) => {
   const app = await buildTestApp(t);
-  // Stripe's webhook keeps its body as raw bytes, checked by signature and never parsed here: below.
+  // The stores' webhooks keep their bodies as raw bytes, checked by signature and never parsed here: below.
   const withBody = (await operations(app)).filter(
-    (operation) => operation.hasBody && operation.path !== '/api/webhooks/stripe',
+    (operation) =>
+      operation.hasBody && operation.path !== '/api/webhooks/stripe' && operation.path !== '/api/webhooks/apple',
   );
   t.ok(withBody.length >= 9, `${withBody.length} operations take a body`);
   const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
@@ -56,6 +57,13 @@ t.test('a JSON body nested 5,000 deep is a 400 on every operation with a body, a
     });
     // Stripe is not configured in this app: refused before the bytes are read, as unsigned ones would be.
     expectClientError(t, webhook, 503, 'checkout_unavailable', 'POST /api/webhooks/stripe, raw bytes never parsed');
+    const apple = await app.inject({
+      method: 'POST',
+      url: '/api/webhooks/apple',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    expectClientError(t, apple, 503, 'store_unavailable', 'POST /api/webhooks/apple, raw bytes never parsed');
   }
   for (const operation of withBody) {
     for (const payload of [deep, deepObject]) {
