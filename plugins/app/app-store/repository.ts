@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { appleConsumptionConsents, appleHistoryCursor, appleNotifications } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
 
@@ -63,4 +63,23 @@ export async function advanceCursor(db: Database, readUntil: Date): Promise<void
       target: appleHistoryCursor.id,
       set: { readUntil: sql`greatest(${appleHistoryCursor.readUntil}, excluded.read_until)`, updatedAt: sql`now()` },
     });
+}
+
+/**
+ * Whether Apple's last word on a transaction is a refund or revocation (a REFUND_REVERSED after it
+ * undoes it): a purchase reported after its refund was notified must not be credited.
+ */
+export async function revokedByNotification(db: Database, transactionId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ type: appleNotifications.type })
+    .from(appleNotifications)
+    .where(
+      and(
+        eq(appleNotifications.transactionId, transactionId),
+        inArray(appleNotifications.type, ['REFUND', 'REVOKE', 'REFUND_REVERSED']),
+      ),
+    )
+    .orderBy(desc(appleNotifications.signedAt))
+    .limit(1);
+  return row !== undefined && row.type !== 'REFUND_REVERSED';
 }

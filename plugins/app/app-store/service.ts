@@ -14,6 +14,7 @@ import {
   notificationSeen,
   readCursor,
   recordNotification,
+  revokedByNotification,
   saveConsent,
 } from './repository.js';
 import {
@@ -140,6 +141,9 @@ export function createAppStoreService(deps: AppStoreDeps) {
       const transaction = await configured().transaction(signedTransaction);
       const problem = purchaseProblem(transaction, userId);
       if (problem) throw new AppError(problem.status, problem.code, problem.message);
+      // A transaction signed before its refund still shows none: the notifications stored tell.
+      if (await revokedByNotification(db.orm, transaction.transactionId as string))
+        throw new AppError(409, 'store_purchase_revoked', 'Apple refunded or revoked this purchase.');
       const product = await products.findByStoreSku('apple', transaction.productId as string);
       if (!product)
         throw new NotFoundError('store_product_not_found', 'No coin bundle is sold under this App Store product id.');

@@ -203,6 +203,25 @@ t.test('App Store purchases', async (t) => {
     await assertNoViolations(t, app);
   });
 
+  t.test(
+    'a purchase reported only after Apple notified its refund is not credited; after a reversal it is',
+    async (t) => {
+      const transactionId = nextTransactionId();
+      const signedBeforeRefund = bought('apple-fan', { transactionId });
+      const refund = apple.notification('REFUND', bought('apple-fan', { transactionId, revocationDate: Date.now() }));
+      expectStatus(await deliverApple(app, refund.jws), 200, 'refund of a purchase never reported');
+      const late = await purchase(app, fan, signedBeforeRefund);
+      t.equal(late.statusCode, 409);
+      t.equal(late.json().error.code, 'store_purchase_revoked');
+      t.equal(await appleOrder(app, transactionId), undefined, 'no order');
+      const reversed = apple.notification('REFUND_REVERSED', bought('apple-fan', { transactionId }), {
+        signedDate: Date.now() + 1000,
+      });
+      expectStatus(await deliverApple(app, reversed.jws), 200, 'reversed');
+      expectStatus(await purchase(app, fan, signedBeforeRefund), 201, 'credited once the refund is reversed');
+    },
+  );
+
   t.test('REVOKE takes the coins back too; forged and TEST notifications', async (t) => {
     const transactionId = nextTransactionId();
     expectStatus(await purchase(app, fan, bought('apple-fan', { transactionId })), 201, 'bought');
