@@ -147,6 +147,14 @@ export const HISTORY_FIRST_WINDOW_MS = 24 * 3_600_000;
 /** Apple keeps 180 days of history; a start before that is refused. */
 export const HISTORY_MAX_WINDOW_MS = 179 * 24 * 3_600_000;
 
+/** The history is read at most this often (the job runs every minute). */
+export const HISTORY_INTERVAL_MS = 10 * 60_000;
+
+/** Whether a run reads the history now: a first run does; later ones once the interval has passed. */
+export function historyDue(readUntil: Date | null, now: Date): boolean {
+  return readUntil === null || now.getTime() - readUntil.getTime() >= HISTORY_INTERVAL_MS;
+}
+
 /** The window the next history read covers. */
 export function historyWindow(readUntil: Date | null, now: Date): { start: Date; end: Date } {
   const earliest = now.getTime() - HISTORY_MAX_WINDOW_MS;

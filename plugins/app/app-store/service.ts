@@ -21,6 +21,7 @@ import {
   appAccountToken,
   appleAmount,
   consumptionPercentage,
+  historyDue,
   historyWindow,
   notificationAction,
   purchaseProblem,
@@ -169,13 +170,17 @@ export function createAppStoreService(deps: AppStoreDeps) {
 
     /**
      * `recover-apple-notifications`: reads the notification history since the last run (a little
-     * before, for overlap) and handles every notification not seen yet the same way. The cursor
+     * before, for overlap; at most once per HISTORY_INTERVAL_MS) and handles every notification not
+     * seen yet the same way. One that does not verify is logged and skipped. The cursor
      * moves only when the whole window was read; one notification failing is logged and the rest
      * go on (it is read again next run). Answers the notifications handled.
      */
     async recoverNotifications(now = new Date()): Promise<number> {
       if (!verifier || !api) return 0;
-      const window = historyWindow(await readCursor(db.orm), now);
+      const readUntil = await readCursor(db.orm);
+      // Every minute would spend Apple's rate limit on empty windows: at most one read per interval.
+      if (!historyDue(readUntil, now)) return 0;
+      const window = historyWindow(readUntil, now);
       let handled = 0;
       let token: string | null = null;
       let complete = true;
@@ -186,6 +191,11 @@ export function createAppStoreService(deps: AppStoreDeps) {
           try {
             if (await handle(await verifier.notification(item.signedPayload), 'history')) handled += 1;
           } catch (error) {
+            if ((error as AppError).statusCode === 400) {
+              // Not Apple's for this app (it will never verify): reading it again would change nothing.
+              log.error({ err: error }, 'a notification from the history does not verify: skipped');
+              continue;
+            }
             complete = false;
             log.warn({ err: error }, 'a notification from the history could not be handled; the next run retries');
           }

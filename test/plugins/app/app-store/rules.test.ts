@@ -5,8 +5,10 @@ import {
   consumptionPercentage,
   currencyExponent,
   HISTORY_FIRST_WINDOW_MS,
+  HISTORY_INTERVAL_MS,
   HISTORY_MAX_WINDOW_MS,
   HISTORY_OVERLAP_MS,
+  historyDue,
   historyWindow,
   notificationAction,
   purchaseProblem,
@@ -74,6 +76,9 @@ t.test('notification types and the history window', async (t) => {
   t.equal(notificationAction('TEST'), 'none');
   t.equal(notificationAction(undefined), 'none');
   const now = new Date('2026-06-01T00:00:00Z');
+  t.ok(historyDue(null, now), 'a first run reads');
+  t.notOk(historyDue(new Date(now.getTime() - HISTORY_INTERVAL_MS + 1), now), 'read just now: not again yet');
+  t.ok(historyDue(new Date(now.getTime() - HISTORY_INTERVAL_MS), now));
   t.same(historyWindow(null, now), { start: new Date(now.getTime() - HISTORY_FIRST_WINDOW_MS), end: now });
   const last = new Date('2026-05-31T23:00:00Z');
   t.same(historyWindow(last, now).start, new Date(last.getTime() - HISTORY_OVERLAP_MS), 'overlapping the last run');

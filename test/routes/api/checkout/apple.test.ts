@@ -264,12 +264,18 @@ t.test('App Store purchases', async (t) => {
     t.equal(await balanceOf(app, fan), before - 1100);
     t.equal((await appleOrder(app, transactionId))?.status, 'refunded');
     t.ok(apple.requests.includes('POST /inApps/v1/notifications/history'));
-    const again = await app.jobs.run('recover-apple-notifications', 'request');
-    t.equal(again.processed, 0, 'seen: nothing more');
+    const reads = apple.requests.length;
+    t.equal((await app.jobs.run('recover-apple-notifications', 'request')).processed, 0);
+    t.equal(apple.requests.length, reads, 'read a moment ago: Apple is not asked again yet');
+    // Later: the window is read again from the cursor (less the overlap); what was handled is skipped.
+    const later = () => new Date(Date.now() + 11 * 60_000);
+    const forged = signJws(createAppleCa('Stranger'), { notificationType: 'REFUND', notificationUUID: 'forged' });
+    apple.history.push({ signedPayload: forged, at: Date.now() });
+    t.equal(await app.appStore.recoverNotifications(later()), 0, 'seen, or forged and skipped: nothing more');
     t.equal(await balanceOf(app, fan), before - 1100);
     // An outage of the API fails the run; the cursor stays, and the next run reads the window again.
     apple.fail(1);
-    await t.rejects(app.jobs.run('recover-apple-notifications', 'request'));
+    await t.rejects(app.appStore.recoverNotifications(new Date(Date.now() + 22 * 60_000)));
     await assertNoViolations(t, app);
   });
 
