@@ -33,6 +33,7 @@ import walletsPlugin from './plugins/app/wallets/index.js';
 import productsPlugin from './plugins/app/products/index.js';
 import checkoutPlugin from './plugins/app/checkout/index.js';
 import googlePlayPlugin from './plugins/app/google-play/index.js';
+import appStorePlugin from './plugins/app/app-store/index.js';
 import rewardsPlugin from './plugins/app/rewards/index.js';
 import questsPlugin from './plugins/app/quests/index.js';
 import leaguesPlugin from './plugins/app/leagues/index.js';
@@ -290,6 +291,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     await app.register(productsPlugin);
     await app.register(checkoutPlugin);
     await app.register(googlePlayPlugin);
+    await app.register(appStorePlugin);
     await app.register(purchasesPlugin);
     await app.register(packsPlugin);
     await app.register(rewardsPlugin);

@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js';
+import { allOrNone, ConfigError } from './errors.js';
 import type { Env } from './schema.js';
 import { parseDuration } from './units.js';
 
@@ -25,12 +25,7 @@ export function resolveCheckout(env: Env): CheckoutConfig | null {
     CHECKOUT_SUCCESS_URL: env.CHECKOUT_SUCCESS_URL,
     CHECKOUT_CANCEL_URL: env.CHECKOUT_CANCEL_URL,
   };
-  const missing = Object.entries(values)
-    .filter(([, value]) => !value)
-    .map(([name]) => name);
-  if (missing.length === Object.keys(values).length) return null;
-  if (missing.length > 0)
-    throw new ConfigError(missing.join(' and '), `must be set too: checkout needs ${Object.keys(values).join(', ')}`);
+  if (!allOrNone(values, 'checkout')) return null;
   const ttlMs = parseDuration('CHECKOUT_TTL', env.CHECKOUT_TTL);
   if (ttlMs < CHECKOUT_MIN_TTL_MS || ttlMs > 24 * 3_600_000)
     throw new ConfigError(

@@ -5,3 +5,16 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/**
+ * Values that work only together: false when none is set (the feature is off), true when all are;
+ * some but not all stops the start, naming the missing ones.
+ */
+export function allOrNone(values: Record<string, string | undefined>, feature: string): boolean {
+  const names = Object.keys(values);
+  const missing = names.filter((name) => !values[name]);
+  if (missing.length === names.length) return false;
+  if (missing.length > 0)
+    throw new ConfigError(missing.join(' and '), `must be set too: ${feature} needs ${names.join(', ')}`);
+  return true;
+}

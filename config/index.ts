@@ -1,4 +1,5 @@
 import { envSchema } from 'env-schema';
+import { type AppleConfig, resolveApple } from './apple.js';
 import { type CheckoutConfig, resolveCheckout } from './checkout.js';
 import { isLoopbackHost } from './defaults.js';
 import { readDotenv } from './dotenv.js';
@@ -15,6 +16,7 @@ import { resolveWebhooks, type WebhooksConfig } from './webhooks.js';
  * the typed AppConfig every part of the service reads. Plain TypeScript: no Fastify here.
  */
 
+export type { AppleApiConfig, AppleConfig } from './apple.js';
 export type { CheckoutConfig } from './checkout.js';
 export { DEV_JWT_SECRET, isLoopbackHost } from './defaults.js';
 export { ConfigError } from './errors.js';
@@ -87,6 +89,8 @@ export interface AppConfig {
   checkout: CheckoutConfig | null;
   /** Google Play purchases; null when not configured (its endpoints answer 503 `store_unavailable`). */
   googlePlay: GooglePlayConfig | null;
+  /** App Store purchases; null when APPLE_BUNDLE_ID is unset (they answer 503 `store_unavailable`). */
+  apple: AppleConfig | null;
   /** Outbound webhooks: whether they may reach loopback and private addresses (never in production). */
   webhooks: WebhooksConfig;
 }
@@ -164,6 +168,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sessions: resolveSessions(env, devDefaults),
     checkout: resolveCheckout(env),
     googlePlay: resolveGooglePlay(env),
+    apple: resolveApple(env, devDefaults),
     webhooks: resolveWebhooks(env, isProduction),
   };
 }

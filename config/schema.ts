@@ -79,6 +79,17 @@ export const EnvSchema = Type.Object({
   GOOGLE_PUBSUB_AUDIENCE: OptionalString,
   GOOGLE_PUBSUB_SERVICE_ACCOUNT: OptionalString,
   GOOGLE_OIDC_CERTS_URL: Type.String({ default: 'https://www.googleapis.com/oauth2/v3/certs', pattern: '^https?://' }),
+  APPLE_BUNDLE_ID: OptionalString,
+  APPLE_APP_APPLE_ID: Type.Optional(Type.Integer({ minimum: 1 })),
+  APPLE_ENVIRONMENT: Type.Union(
+    [Type.Literal('Production'), Type.Literal('Sandbox'), Type.Literal('LocalTesting'), Type.Literal('Xcode')],
+    { default: 'Production' },
+  ),
+  APPLE_ROOT_CERTIFICATES: OptionalString,
+  APPLE_API_KEY_ID: OptionalString,
+  APPLE_API_ISSUER_ID: OptionalString,
+  APPLE_API_PRIVATE_KEY: OptionalString,
+  APPLE_API_BASE: Type.Optional(Type.String({ pattern: '^https?://' })),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: Type.Boolean({ default: false }),
 });
 export type Env = Static<typeof EnvSchema>;

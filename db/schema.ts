@@ -18,3 +18,4 @@ export * from './schema/app-config.js';
 export * from './schema/dashboard.js';
 export * from './schema/webhooks.js';
 export * from './schema/google-play.js';
+export * from './schema/app-store.js';

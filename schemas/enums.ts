@@ -126,6 +126,9 @@ export const OrderProvider = StringEnum(ORDER_PROVIDERS, {
     '`stripe` (Stripe Checkout, the web), `apple` (the App Store), `google` (Google Play): store orders are fulfilled when the app reports the purchase and have no `priceId`',
 });
 
+/** How an App Store Server Notification reached the service: Apple's delivery, or the history the recovery job reads. */
+export const APPLE_NOTIFICATION_SOURCES = ['webhook', 'history'] as const;
+
 /** Why a paid order waits for a platform admin. */
 export const ORDER_REVIEW_REASONS = [
   'payment_mismatch',
@@ -153,6 +156,7 @@ export const CRON_JOBS = [
   'prune-webhook-deliveries',
   'retry-google-consumes',
   'reconcile-google-voided',
+  'recover-apple-notifications',
 ] as const;
 
 export const CronJob = StringEnum(CRON_JOBS, {
@@ -166,7 +170,8 @@ export const CronJob = StringEnum(CRON_JOBS, {
     '`freeze-leaderboards`: rank and freeze the leaderboard windows that have closed (past weeks, finished seasons), after the leaderboards consumer has caught up; ' +
     '`prune-webhook-deliveries`: delete the webhook deliveries (with their attempts) that ended, delivered or failed, more than 30 days ago; ' +
     '`retry-google-consumes`: consume again the Google Play purchases whose consume failed (Google refunds a purchase not consumed within three days); ' +
-    '`reconcile-google-voided`: take back the coins of Google Play purchases listed as voided (refunded, charged back, revoked) since its last run, at most every 15 minutes',
+    '`reconcile-google-voided`: take back the coins of Google Play purchases listed as voided (refunded, charged back, revoked) since its last run, at most every 15 minutes; ' +
+    '`recover-apple-notifications`: read the App Store Server Notifications history since the last run and handle any notification the webhook missed',
 });
 
 export const JOB_OUTCOMES = ['ok', 'failed'] as const;

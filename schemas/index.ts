@@ -17,6 +17,7 @@ import {
 } from './auth.js';
 import { Collectible, CreateCollectibleBody, PublicCollectible, UpdateCollectibleBody } from './collectibles.js';
 import { JobResult } from './jobs.js';
+import { AppleAccount, ApplePurchaseBody, StorePurchase, UpdateAppleAccountBody } from './app-store.js';
 import { AdminOrder, CheckoutSession, CreateCheckoutBody, Order, UpdateOrderBody } from './checkout.js';
 import {
   AuditTargetType,
@@ -143,6 +144,10 @@ export const SHARED_SCHEMAS: TSchema[] = [
   CheckoutSession,
   Order,
   AdminOrder,
+  ApplePurchaseBody,
+  StorePurchase,
+  AppleAccount,
+  UpdateAppleAccountBody,
   CronJob,
   JobResult,
   Price,

@@ -11,6 +11,7 @@ import {
 } from './support/fuzz.js';
 import { staffedTeam } from './support/teams.js';
 import { startGooglePlayStandIn } from './support/google-play.js';
+import { startAppleStandIn } from './support/apple.js';
 import { startStripeStandIn } from './support/stripe.js';
 
 /**
@@ -45,12 +46,14 @@ interface FuzzRequest {
 t.test(
   'fuzzing every operation of the OpenAPI document: no 5xx, and every answer as the document declares',
   async (t) => {
-    // Checkout configured against the Stripe and Google stand-ins: the operations are fuzzed as they run in production.
+    // Checkout configured against the Stripe, App Store and Google stand-ins: the operations are fuzzed as they run in production.
     const stripe = await startStripeStandIn();
     t.teardown(() => stripe.close());
+    const apple = await startAppleStandIn();
+    t.teardown(() => apple.close());
     const google = await startGooglePlayStandIn();
     t.teardown(() => google.close());
-    const app = await buildTestApp(t, { RATE_LIMIT_MAX: '100000000', ...stripe.env, ...google.env });
+    const app = await buildTestApp(t, { RATE_LIMIT_MAX: '100000000', ...stripe.env, ...apple.env, ...google.env });
     // Something to find: a staffed team, packs in every status, collectibles.
     const staff = await staffedTeam(app, 'fuzz');
     const packs = await Promise.all(

@@ -29,6 +29,7 @@ import {
 import { creditProblem, RECHECK_AFTER_MS } from './rules.js';
 import { createSettlement } from './settlement.js';
 import { createStoreSettlement, type StoreChange, type StorePurchase } from './store.js';
+import { findStoreOrder } from './store-repository.js';
 
 /** A Checkout Session made for an order that is not stored yet. */
 export interface PreparedCheckout {
@@ -118,11 +119,15 @@ export function createCheckoutService(deps: CheckoutDeps) {
      * reference: replayed by its buyer it answers the same order (`credited` false); by another
      * account, 409 `store_purchase_claimed`.
      */
-    fulfilStoreOrder: (purchase: StorePurchase, tx?: Database): Promise<{ order: Order; credited: boolean }> =>
-      inTransaction(tx, async (work) => {
+    async fulfilStoreOrder(purchase: StorePurchase, tx?: Database): Promise<{ order: Order; credited: boolean }> {
+      // A purchase reported again (the common retry) is answered from one read, outside any transaction.
+      const known = tx ? undefined : await findStoreOrder(db.orm, purchase.provider, purchase.providerRef);
+      if (known) return { order: toOrder(store.reported(known, purchase)), credited: false };
+      return inTransaction(tx, async (work) => {
         const { order, credited } = await store.fulfilStoreOrder(work, purchase);
         return { order: toOrder(order), credited };
-      }),
+      });
+    },
 
     /** A store refunded or revoked a purchase: its coins are taken back, never below zero (idempotent). */
     reverseStoreOrder: (change: StoreChange, tx?: Database): Promise<boolean> =>
@@ -131,6 +136,15 @@ export function createCheckoutService(deps: CheckoutDeps) {
     /** A store reversed its refund: the coins the refund took come back (idempotent). */
     restoreStoreOrder: (change: StoreChange, tx?: Database): Promise<boolean> =>
       inTransaction(tx, async (work) => (await store.restoreStoreOrder(work, change)) !== undefined),
+
+    /** The order of a store purchase, if it was reported (who bought it, and what it granted). */
+    async storeOrder(
+      provider: 'apple' | 'google',
+      providerRef: string,
+    ): Promise<Pick<OrderRow, 'id' | 'userId' | 'coins' | 'status'> | undefined> {
+      const row = await findStoreOrder(db.orm, provider, providerRef);
+      return row ? { id: row.id, userId: row.userId, coins: row.coins, status: row.status } : undefined;
+    },
 
     /** `expire-orders`: pending orders past their expiry, settled with Stripe (a paid one is fulfilled, never expired). */
     expireOrders: (limit: number) => reconcileBatch({ pastExpiry: true }, limit),

@@ -62,6 +62,9 @@ export function createStoreSettlement(deps: {
     tx: Database,
     purchase: StorePurchase,
   ): Promise<{ order: OrderRow; credited: boolean }> {
+    // A purchase reported before (a retry, a restore on the device) is answered without a lock.
+    const known = await findStoreOrder(tx, purchase.provider, purchase.providerRef);
+    if (known) return { order: reported(known, purchase), credited: false };
     const full = creditProblem(await wallets.balance(tx, purchase.userId, { lock: true }), purchase.coins, MAX_BALANCE);
     const inserted = await insertStoreOrder(tx, {
       id: randomUUID(),
@@ -78,15 +81,9 @@ export function createStoreSettlement(deps: {
         : { status: 'fulfilled' as const }),
     });
     if (!inserted) {
+      // Reported by another request at the same moment: it committed first.
       const existing = (await findStoreOrder(tx, purchase.provider, purchase.providerRef)) as OrderRow;
-      if (existing.userId !== purchase.userId) {
-        log.warn(
-          { provider: purchase.provider, orderId: existing.id, userId: purchase.userId },
-          'a store purchase already credited to another account was reported again',
-        );
-        throw new ConflictError('store_purchase_claimed', 'This purchase was already credited to another account.');
-      }
-      return { order: existing, credited: false };
+      return { order: reported(existing, purchase), credited: false };
     }
     if (full) {
       log.error(
@@ -103,6 +100,16 @@ export function createStoreSettlement(deps: {
     });
     await settlement.fulfilled(tx, inserted);
     return { order: inserted, credited: true };
+  }
+
+  /** A purchase already stored, reported again: its buyer gets the order; another account, 409. */
+  function reported(existing: OrderRow, purchase: StorePurchase): OrderRow {
+    if (existing.userId === purchase.userId) return existing;
+    log.warn(
+      { provider: purchase.provider, orderId: existing.id, userId: purchase.userId },
+      'a store purchase already credited to another account was reported again',
+    );
+    throw new ConflictError('store_purchase_claimed', 'This purchase was already credited to another account.');
   }
 
   /**
@@ -183,5 +190,5 @@ export function createStoreSettlement(deps: {
     return order;
   }
 
-  return { fulfilStoreOrder, reverseStoreOrder, restoreStoreOrder };
+  return { fulfilStoreOrder, reported, reverseStoreOrder, restoreStoreOrder };
 }

@@ -54,6 +54,14 @@ export const INVARIANTS: Invariant[] = [
     ),
   },
   {
+    // A store refunds a consumable whole: its refund reverses every coin (taken back or uncollected).
+    name: 'a refunded store order reversed all its coins',
+    check: violations(
+      sql`select id, provider, coins, coins_reversed from orders
+          where provider <> 'stripe' and status = 'refunded' and coins_reversed <> coins`,
+    ),
+  },
+  {
     name: 'serial numbers are within 1..editionSize',
     check: violations(
       sql`select p.id, p.serial_number, c.edition_size from pulls p join collectibles c on c.id = p.collectible_id where p.serial_number < 1 or p.serial_number > c.edition_size`,

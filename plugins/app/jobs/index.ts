@@ -84,6 +84,8 @@ export default fp(
       'retry-google-consumes': async () => ({ processed: await fastify.googlePlay.retryConsumes(ORDER_BATCH) }),
       // Voided purchases since the last run (with an hour's overlap), at most every 15 minutes.
       'reconcile-google-voided': async () => ({ processed: await fastify.googlePlay.reconcileVoided() }),
+      // App Store notifications the webhook missed, read back from Apple's history (bounded pages).
+      'recover-apple-notifications': async () => ({ processed: await fastify.appStore.recoverNotifications() }),
     };
 
     const jobs: Jobs = {
@@ -148,6 +150,7 @@ export default fp(
       'leaderboards',
       'webhooks',
       'google-play',
+      'app-store',
     ],
   },
 );

@@ -11,8 +11,11 @@ import {
 } from '../../../schemas/checkout.js';
 import { errorResponses, WithHeaders } from '../../../schemas/common.js';
 import googleCheckoutRoutes from './google.js';
+import appleCheckoutRoutes from './apple.js';
 
 const checkoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(appleCheckoutRoutes);
+
   app.post(
     '/sessions',
     {

@@ -3,6 +3,7 @@ import { AppError, ServiceUnavailableError } from '../../../plugins/app/errors.j
 import { errorResponses } from '../../../schemas/common.js';
 import { StripeEventBody, WebhookAck } from '../../../schemas/checkout.js';
 import googleWebhookRoutes from './google.js';
+import appleWebhookRoutes from './apple.js';
 
 /** Incoming webhooks. Only this plugin keeps request bodies raw: the signature covers the exact bytes. */
 const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -56,6 +57,8 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Registered here so it shares the raw-body parser above.
   await app.register(googleWebhookRoutes);
+  // Inside this plugin, so its body stays raw like Stripe's.
+  await app.register(appleWebhookRoutes);
 };
 
 export default webhookRoutes;

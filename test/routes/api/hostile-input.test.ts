@@ -42,7 +42,9 @@ t.test('a JSON body nested 5,000 deep is a 400 on every operation with a body, a
   const app = await buildTestApp(t);
   // The webhooks keep their bodies as raw bytes, checked by signature or token and never parsed here: below.
   const withBody = (await operations(app)).filter(
-    (operation) => operation.hasBody && !['/api/webhooks/stripe', '/api/webhooks/google'].includes(operation.path),
+    (operation) =>
+      operation.hasBody &&
+      !['/api/webhooks/stripe', '/api/webhooks/google', '/api/webhooks/apple'].includes(operation.path),
   );
   t.ok(withBody.length >= 9, `${withBody.length} operations take a body`);
   const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
@@ -63,6 +65,13 @@ t.test('a JSON body nested 5,000 deep is a 400 on every operation with a body, a
       payload,
     });
     expectClientError(t, google, 503, 'store_unavailable', 'POST /api/webhooks/google, raw bytes never parsed');
+    const apple = await app.inject({
+      method: 'POST',
+      url: '/api/webhooks/apple',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    expectClientError(t, apple, 503, 'store_unavailable', 'POST /api/webhooks/apple, raw bytes never parsed');
   }
   for (const operation of withBody) {
     for (const payload of [deep, deepObject]) {

@@ -98,6 +98,23 @@ t.test('the invariant checker', async (t) => {
     200,
     'partly refunded',
   );
+  // An App Store purchase, refunded after part of its coins were spent.
+  const store = { provider: 'apple' as const, providerRef: 'apple-tx-invariants' };
+  await app.checkout.fulfilStoreOrder({
+    ...store,
+    userId: fan.id,
+    productId: product.id,
+    coins: 1000,
+    amount: 499,
+    currency: 'usd',
+    purchasedAt: new Date(),
+  });
+  await app.checkout.reverseStoreOrder({ ...store, reason: 'refunded' });
+  const storeOrderId = (
+    (await app.db.orm.execute(sql`select id from orders where provider_ref = 'apple-tx-invariants'`)) as unknown as {
+      rows: { id: string }[];
+    }
+  ).rows[0]?.id as string;
   await applyAction(app, capped.id, { action: 'archive' });
   // A reservation left pending: the pack keeps a count of it (reserved = 1) against its supply.
   expectStatus(await startPurchase(app, fan, pack.id), 201, 'start a purchase left pending');
@@ -125,7 +142,10 @@ t.test('the invariant checker', async (t) => {
     [
       'a top-up for no order',
       'no top-up without',
-      (tx) => tx.execute(sql`update wallet_ledger set reference = 'no-such-order' where kind = 'topup'`),
+      (tx) =>
+        tx.execute(
+          sql`update wallet_ledger set reference = 'no-such-order' where kind = 'topup' and reference = ${orderId}`,
+        ),
     ],
     [
       'a refund recorded but never taken',
@@ -205,6 +225,14 @@ t.test('the invariant checker', async (t) => {
         return tx.execute(sql`update packs set supply = sold + reserved - 1 where id = ${pack.id} and reserved > 0`);
       },
       'alone',
+    ],
+    [
+      'a store refund that left coins granted',
+      'a refunded store order reversed all its coins',
+      async (tx) => {
+        await tx.execute(sql`delete from wallet_ledger where kind = 'refund' and reference = ${storeOrderId}`);
+        return tx.execute(sql`update orders set coins_reversed = 0, uncollected = 0 where id = ${storeOrderId}`);
+      },
     ],
     [
       'a reservation counted without its purchase',
