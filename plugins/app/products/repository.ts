@@ -91,6 +91,15 @@ export async function updateProduct(tx: Database, id: string, changes: UpdatePro
   return row as ProductRow;
 }
 
+/**
+ * Holds a store SKU until the transaction ends, so two admins giving it to two bundles at once
+ * are checked one after the other (the second then sees the first's bundle: a 409, not the unique
+ * index's error).
+ */
+export async function lockStoreSku(tx: Database, store: 'apple' | 'google', sku: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`store-sku:${store}:${sku}`}, 0))`);
+}
+
 /** The product sold under a store SKU (active or not). */
 export async function findByStoreSku(
   db: Database,

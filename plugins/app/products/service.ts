@@ -47,13 +47,14 @@ function toProduct(row: ProductRow & { prices: PriceRow[] }): Product {
 }
 
 /**
- * A store SKU names one bundle: one already given to another bundle is refused (409), checked under
- * the product's row lock; the unique index settles two admins racing.
+ * A store SKU names one bundle: one already given to another bundle is refused (409), checked
+ * while the SKU is held (two admins racing for it are checked in turn).
  */
 async function assertSkusFree(tx: Database, id: string | null, body: StoreSkus): Promise<void> {
   for (const store of ['apple', 'google'] as const) {
     const sku = store === 'apple' ? body.appleProductId : body.googleProductId;
     if (!sku) continue;
+    await repository.lockStoreSku(tx, store, sku);
     const holder = await repository.findByStoreSku(tx, store, sku);
     if (holder && holder.id !== id)
       throw new ConflictError('store_sku_taken', `Another bundle already has this ${store} product id.`);

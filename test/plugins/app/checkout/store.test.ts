@@ -92,6 +92,22 @@ t.test('store orders', async (t) => {
     t.equal(patch.json().data.googleProductId, 'coins_1000');
     t.equal((await app.products.findByStoreSku('google', 'coins_1000'))?.id, product.id);
     t.equal(await app.products.findByStoreSku('apple', 'coins_1000'), undefined, 'per store');
+    const racing = await Promise.all(
+      ['Racer A', 'Racer B', 'Racer C'].map((name) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/admin/products',
+          headers: bearer(ADMIN),
+          payload: { name, coins: 10, googleProductId: 'coins_raced' },
+        }),
+      ),
+    );
+    t.same(
+      racing.map((res) => res.statusCode).sort(),
+      [201, 409, 409],
+      'three admins giving one new SKU at once: one gets it, the others a 409, never a 500',
+    );
+    t.ok(racing.filter((res) => res.statusCode === 409).every((res) => res.json().error.code === 'store_sku_taken'));
     const bad = await app.inject({
       method: 'PATCH',
       url: `/api/admin/products/${product.id}`,
