@@ -6,7 +6,7 @@ import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, fromAutocann
 /**
  * App Store transaction verification under load, against the built server and the App Store
  * stand-in (a CA made at start, loopback only):
- *   npm run bench:apple -- --db embedded|external [--seconds 10 (at most 60)] [--connections 50] [--fans 50]
+ *   npm run bench:apple -- --db embedded|external [--seconds 10 (at most 60)] [--connections 50] [--fans 50] [--profile DIR]
  * Each of `--fans` fans buys one bundle through POST /api/checkout/apple (credited: 201), then
  * autocannon posts those signed transactions again at `--connections` connections for `--seconds`:
  * after two untimed seconds of the same (warm-up), every request is verified in full by Apple's library (the JWS signature on every call; the
@@ -20,6 +20,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     fans: { type: 'string', default: '50' },
+    /** Writes the server's CPU profile there (read it with bench/profile-summary.ts). */
+    profile: { type: 'string' },
   },
 });
 const kind = databaseKind(values.db);
@@ -34,6 +36,7 @@ try {
   const server = await startServer(
     { ...database.env, ...BENCH_SERVER_ENV, ...apple.env, CRON_INTERNAL: 'false' },
     3530,
+    values.profile ? { profileDir: values.profile } : {},
   );
   try {
     const post = async (path: string, token: string, body: unknown) => {
