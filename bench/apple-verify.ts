@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { loadConfig } from '../config/index.js';
+import { createAppleVerifier } from '../plugins/app/app-store/verifier.js';
 import { startAppleStandIn } from '../test/support/apple.js';
+import { BENCH_SECRET } from './lib/credentials.js';
 import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, fromAutocannon, startServer } from './lib.js';
 
 /**
@@ -11,7 +14,9 @@ import { BENCH_SERVER_ENV, benchDatabase, benchToken, databaseKind, fromAutocann
  * autocannon posts those signed transactions again at `--connections` connections for `--seconds`:
  * after two untimed seconds of the same (warm-up), every request is verified in full by Apple's library (the JWS signature on every call; the
  * certificate chain remembered after the first) and answered 200 with the order already made. The
- * bar: p99 under 10 ms at 50 connections.
+ * bar: p99 under 10 ms at 50 connections. Then the verification alone, in this process with the
+ * service's verifier: `--connections` callers at once, each verifying one transaction after
+ * another for `--seconds`, every call timed.
  */
 
 const { values } = parseArgs({
@@ -31,6 +36,39 @@ const fanCount = Math.min(Math.max(Number(values.fans) || 50, 1), 1000);
 const SKU = 'com.example.packs.bench';
 
 const apple = await startAppleStandIn();
+
+/** The service's verifier in this process: `connections` callers at once, every verification timed. */
+async function verificationAlone(transactions: readonly string[]): Promise<void> {
+  const config = loadConfig({ ...apple.env, AUTH_JWT_SECRET: BENCH_SECRET }).apple;
+  if (!config) throw new Error('the App Store stand-in did not configure Apple');
+  const verifier = createAppleVerifier(config);
+  const durations: number[] = [];
+  let next = 0;
+  const callers = async (until: number, record: boolean) =>
+    Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (performance.now() < until) {
+          const started = performance.now();
+          await verifier.transaction(transactions[next++ % transactions.length] as string);
+          if (record) durations.push(performance.now() - started);
+        }
+      }),
+    );
+  await callers(performance.now() + 2_000, false);
+  const began = performance.now();
+  await callers(began + seconds * 1000, true);
+  const elapsed = (performance.now() - began) / 1000;
+  durations.sort((a, b) => a - b);
+  const at = (q: number) =>
+    (durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0).toFixed(2);
+  console.log(
+    `\nThe verification alone (the service's verifier in the bench's process, ${connections} callers at once, ${seconds} s):\n`,
+  );
+  console.log('| verifications | per second | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|');
+  console.log(
+    `| ${durations.length} | ${(durations.length / elapsed).toFixed(0)} | ${at(0.5)} | ${at(0.99)} | ${(durations.at(-1) ?? 0).toFixed(2)} |`,
+  );
+}
 const database = await benchDatabase(kind);
 try {
   const server = await startServer(
@@ -94,6 +132,7 @@ try {
     );
     console.log(`\nbar: p99 < 10 ms: ${result.p99 < 10 ? 'met' : 'NOT met'}`);
     if (result.non2xx > 0 || result.errors > 0) process.exitCode = 1;
+    await verificationAlone(purchases.map((purchase) => JSON.parse(purchase.body).signedTransaction as string));
   } finally {
     await server.stop();
   }
