@@ -113,16 +113,24 @@ export function createStoreSettlement(deps: {
   }
 
   /**
+   * The order a store's change is about, locked, with the change's store time; `stale` when the
+   * order has already taken a change at least as recent (duplicates and late arrivals do nothing).
+   */
+  async function orderForChange(tx: Database, change: StoreChange) {
+    const at = change.at ?? new Date();
+    const order = await findStoreOrder(tx, change.provider, change.providerRef, { lock: true });
+    return { order, at, stale: order !== undefined && !isNewerStoreEvent(order.storeEventAt, at) };
+  }
+
+  /**
    * A store refunded or revoked a purchase: a credited order becomes `refunded` and every coin it
    * still grants is taken back, as far as the balance goes; the rest is recorded as uncollected.
    * Idempotent: a refunded order changes no more, and a change older than the last one applied is
    * ignored. Answers the order (undefined when the purchase was never reported to this service).
    */
   async function reverseStoreOrder(tx: Database, change: StoreChange): Promise<OrderRow | undefined> {
-    const at = change.at ?? new Date();
-    const order = await findStoreOrder(tx, change.provider, change.providerRef, { lock: true });
-    if (!order) return undefined;
-    if (!isNewerStoreEvent(order.storeEventAt, at)) return order;
+    const { order, at, stale } = await orderForChange(tx, change);
+    if (!order || stale) return order;
     if (order.status === 'failed') {
       // Never credited: nothing to take back; the refund settles its review.
       await recordStoreUncreditedRefund(tx, order.id, { amountRefunded: order.amount ?? 0, at });
@@ -156,10 +164,8 @@ export function createStoreSettlement(deps: {
    * only when newer than the refund (so a refund delivered after its own reversal changes nothing).
    */
   async function restoreStoreOrder(tx: Database, change: StoreChange): Promise<OrderRow | undefined> {
-    const at = change.at ?? new Date();
-    const order = await findStoreOrder(tx, change.provider, change.providerRef, { lock: true });
-    if (!order) return undefined;
-    if (!isNewerStoreEvent(order.storeEventAt, at)) return order;
+    const { order, at, stale } = await orderForChange(tx, change);
+    if (!order || stale) return order;
     if (order.status !== 'refunded') {
       // The reversal came first (or the order was never credited): remember when, so the older refund is ignored.
       await markStoreEvent(tx, order.id, at);
