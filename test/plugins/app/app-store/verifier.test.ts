@@ -1,3 +1,4 @@
+import { generateKeyPairSync, sign } from 'node:crypto';
 import t from 'tap';
 import { createAppleVerifier } from '../../../../plugins/app/app-store/verifier.js';
 import { createAppleCa, issue, signJws } from '../../../support/apple-ca.js';
@@ -44,6 +45,35 @@ t.test('a remembered chain still checks every signature and the signing date', a
   await t.rejects(verifier.transaction(signJws(ca, transaction({ bundleId: 'other' }))), {
     code: 'invalid_signed_data',
   });
+});
+
+t.test('a remembered chain is no shortcut for a forged or unusual JWS', async (t) => {
+  const verifier = createAppleVerifier(config);
+  await verifier.transaction(signJws(ca, transaction()));
+  const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  await t.rejects(
+    verifier.transaction(signJws({ ...ca, leaf: { ...ca.leaf, key: otherKey } }, transaction())),
+    { code: 'invalid_signed_data' },
+    "the leaf's certificate with another key's signature",
+  );
+  const [head, body] = signJws(ca, transaction()).split('.') as [string, string];
+  const header = JSON.parse(Buffer.from(head, 'base64url').toString());
+  const withHeader = (fields: object, signature: string) =>
+    `${Buffer.from(JSON.stringify({ ...header, ...fields })).toString('base64url')}.${body}.${signature}`;
+  await t.rejects(verifier.transaction(withHeader({ alg: 'none' }, '')), { code: 'invalid_signed_data' }, 'alg none');
+  const es384 = withHeader({ alg: 'ES384' }, '');
+  const signed384 = sign('sha384', Buffer.from(es384.slice(0, -1)), { key: ca.leaf.key, dsaEncoding: 'ieee-p1363' });
+  await t.rejects(
+    verifier.transaction(`${es384}${signed384.toString('base64url')}`),
+    { code: 'invalid_signed_data' },
+    'ES384 with a P-256 key',
+  );
+  await t.rejects(
+    verifier.transaction(signJws(ca, transaction({ exp: Math.floor(Date.now() / 1000) - 60 }))),
+    { code: 'invalid_signed_data' },
+    'an expired registered claim is still checked',
+  );
+  t.match(await verifier.transaction(signJws(ca, transaction({ transactionId: '9' }))), { transactionId: '9' });
 });
 
 t.test('a leaf from another intermediate with the same names is verified afresh, and refused', async (t) => {
