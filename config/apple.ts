@@ -1,7 +1,9 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEV_DEFAULTS_RULE } from './defaults.js';
 import { allOrNone, ConfigError } from './errors.js';
+import { PROJECT_ROOT } from './project-root.js';
 import type { Env } from './schema.js';
 
 /** App Store purchases: on when APPLE_BUNDLE_ID is set. */
@@ -29,9 +31,11 @@ export interface AppleConfig {
   api: AppleApiConfig | null;
 }
 
-/** Where to get the roots: they are not shipped with the service (see docs/checkout.md). */
-const ROOTS_HINT =
-  "Apple's root certificates (AppleRootCA-G3.cer and the others at https://www.apple.com/certificateauthority/)";
+/**
+ * Apple Root CA - G3, the root StoreKit 2 and App Store Server Notifications chain to, shipped with
+ * the service (SHA-256 63:34:3A:BF:…:3E:91:79, as Apple publishes it; a test checks the file).
+ */
+export const SHIPPED_APPLE_ROOTS = [join(PROJECT_ROOT, 'config', 'apple-roots', 'AppleRootCA-G3.pem')];
 
 /** A certificate file, PEM or DER, as DER; a file that is neither stops the start. */
 function readCertificate(path: string): Buffer {
@@ -96,8 +100,8 @@ function resolveApi(env: Env): AppleApiConfig | null {
 /**
  * On when APPLE_BUNDLE_ID is set. The local StoreKit environments (`LocalTesting`, `Xcode`) sign
  * with no Apple certificate at all, so the library skips verification for them: they are refused
- * outside the development defaults. Apple's root certificates are not shipped (no package on the
- * npm registry carries them): APPLE_ROOT_CERTIFICATES is required to turn Apple on.
+ * outside the development defaults. Signed data chains to the shipped Apple root unless
+ * APPLE_ROOT_CERTIFICATES names others (tests name a CA of their own).
  */
 export function resolveApple(env: Env, devDefaults: boolean): AppleConfig | null {
   const bundleId = env.APPLE_BUNDLE_ID || undefined;
@@ -114,12 +118,11 @@ export function resolveApple(env: Env, devDefaults: boolean): AppleConfig | null
       'APPLE_APP_APPLE_ID',
       'is required with APPLE_ENVIRONMENT=Production (Apple signs it into production notifications)',
     );
-  const paths = (env.APPLE_ROOT_CERTIFICATES ?? '')
+  const named = (env.APPLE_ROOT_CERTIFICATES ?? '')
     .split(',')
     .map((path) => path.trim())
     .filter(Boolean);
-  if (paths.length === 0 && !local)
-    throw new ConfigError('APPLE_ROOT_CERTIFICATES', `is required with APPLE_BUNDLE_ID: the paths of ${ROOTS_HINT}`);
+  const paths = named.length > 0 ? named : SHIPPED_APPLE_ROOTS;
   return {
     bundleId,
     ...(env.APPLE_APP_APPLE_ID !== undefined ? { appAppleId: env.APPLE_APP_APPLE_ID } : {}),

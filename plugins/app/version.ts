@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fp from 'fastify-plugin';
 import type { VersionInfo } from '../../schemas/misc.js';
-import { PROJECT_ROOT } from './database/paths.js';
+import { PROJECT_ROOT } from '../../config/project-root.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

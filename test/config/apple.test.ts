@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,10 +40,25 @@ t.test('off without a bundle id; on with roots in PEM and DER', async (t) => {
   t.same(config?.rootCertificates[1], ca.root.der);
 });
 
+t.test('without APPLE_ROOT_CERTIFICATES, the shipped root: Apple Root CA - G3 as Apple publishes it', async (t) => {
+  for (const roots of [{}, { APPLE_ROOT_CERTIFICATES: '' }]) {
+    const { APPLE_ROOT_CERTIFICATES: _named, ...withoutRoots } = apple;
+    const config = loadConfig({ ...production, ...withoutRoots, ...roots }).apple;
+    t.equal(config?.rootCertificates.length, 1);
+    const root = new X509Certificate(config?.rootCertificates[0] as Buffer);
+    t.match(root.subject, /CN=Apple Root CA - G3/);
+    t.equal(
+      root.fingerprint256,
+      '63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79',
+      'the fingerprint Apple publishes at apple.com/certificateauthority',
+    );
+    t.ok(root.checkIssued(root) && root.verify(root.publicKey), 'self-signed');
+  }
+});
+
 t.test('refusals name their variable', async (t) => {
   const refused = (env: Record<string, string>, variable: RegExp) =>
     t.throws(() => loadConfig({ ...production, ...apple, ...env }), { name: 'ConfigError', message: variable });
-  refused({ APPLE_ROOT_CERTIFICATES: '' }, /APPLE_ROOT_CERTIFICATES is required.*certificateauthority/);
   refused({ APPLE_ROOT_CERTIFICATES: join(dir, 'missing.pem') }, /APPLE_ROOT_CERTIFICATES names .*missing/);
   refused({ APPLE_ROOT_CERTIFICATES: junk }, /APPLE_ROOT_CERTIFICATES names .* not a PEM or DER/);
   refused({ APPLE_APP_APPLE_ID: '' }, /APPLE_APP_APPLE_ID is required/);

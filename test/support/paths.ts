@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../../plugins/app/database/paths.js';
+import { PROJECT_ROOT } from '../../config/project-root.js';
 
 export { PROJECT_ROOT };
 

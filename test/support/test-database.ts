@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { MIGRATIONS_FOLDER, PROJECT_ROOT } from '../../plugins/app/database/paths.js';
+import { PROJECT_ROOT } from '../../config/project-root.js';
+import { MIGRATIONS_FOLDER } from '../../plugins/app/database/paths.js';
 
 /**
  * The suite's database server: the external PostgreSQL at TEST_DATABASE_URL (npm run test:pg),

@@ -1,18 +1,5 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../../config/project-root.js';
 
-/** The project root, the same from the sources (tsx, tap) and from the build in dist/. */
-function findProjectRoot(): string {
-  let folder = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(folder, 'package.json'))) {
-    const parent = dirname(folder);
-    if (parent === folder) throw new Error('package.json not found above the database module');
-    folder = parent;
-  }
-  return folder;
-}
-
-export const PROJECT_ROOT = findProjectRoot();
 export const MIGRATIONS_FOLDER = join(PROJECT_ROOT, 'db', 'migrations');
 export const CACHE_FOLDER = join(PROJECT_ROOT, 'node_modules', '.cache', 'pack-service');
