@@ -35,8 +35,8 @@ export interface AppleStandIn {
   consumption: Map<string, Record<string, unknown>>;
   /** Requests received, as "METHOD path". */
   requests: string[];
-  /** The next `count` API calls answer 500. */
-  fail(count: number): void;
+  /** The next `count` API calls answer `status` (500 by default; a 4xx is Apple refusing the request). */
+  fail(count: number, status?: number): void;
   transaction(fields: Partial<TransactionFields> & { userId: string; productId: string }): string;
   notification(
     type: string,
@@ -76,6 +76,7 @@ export async function startAppleStandIn(): Promise<AppleStandIn> {
   const consumption = new Map<string, Record<string, unknown>>();
   const requests: string[] = [];
   let failures = 0;
+  let failureStatus = 500;
 
   /** Apple's client signs `{ iss, aud: appstoreconnect-v1, bid, iat, exp }` with the API key, kid in the header. */
   const authorized = (header: string | undefined): boolean => {
@@ -112,7 +113,7 @@ export async function startAppleStandIn(): Promise<AppleStandIn> {
         return reply(401, { errorCode: 4010000, errorMessage: 'unauthorized' });
       if (failures > 0) {
         failures -= 1;
-        return reply(500, { errorCode: 5000000, errorMessage: 'stand-in outage' });
+        return reply(failureStatus, { errorCode: failureStatus * 10_000, errorMessage: 'stand-in failure' });
       }
       const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString()) : {};
       if (request.method === 'POST' && path === '/inApps/v1/notifications/history') {
@@ -153,8 +154,9 @@ export async function startAppleStandIn(): Promise<AppleStandIn> {
       APPLE_API_PRIVATE_KEY: apiKey.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
       APPLE_API_BASE: url,
     },
-    fail: (count) => {
+    fail: (count, status = 500) => {
       failures = count;
+      failureStatus = status;
     },
     transaction: ({ userId, productId, ...fields }) => {
       const now = Date.now();

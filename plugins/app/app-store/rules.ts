@@ -84,12 +84,19 @@ export type PurchaseProblem =
 
 /**
  * Why a verified transaction cannot credit this caller, if it cannot: it must name a transaction
- * and a product, be a consumable, carry the caller's account token (so a transaction read off one
+ * and a product in a quantity we can credit, be a consumable, carry the caller's account token (so a transaction read off one
  * device cannot be redeemed by another account), and not have been refunded or revoked.
  */
 export function purchaseProblem(transaction: AppleTransaction, userId: string): PurchaseProblem | undefined {
   if (!transaction.transactionId || !transaction.productId)
     return { status: 400, code: 'invalid_signed_data', message: 'The transaction names no transaction or product.' };
+  // Crediting one bundle for a transaction of several would shortchange the fan: refused, for support.
+  if (!validQuantity(transaction.quantity))
+    return {
+      status: 400,
+      code: 'invalid_signed_data',
+      message: `The transaction's quantity is not a whole number from 1 to ${MAX_QUANTITY}.`,
+    };
   if (transaction.type !== 'Consumable')
     return {
       status: 409,
@@ -107,10 +114,15 @@ export function purchaseProblem(transaction: AppleTransaction, userId: string): 
   return undefined;
 }
 
-/** How many of a bundle's coins one transaction grants: a consumable may be bought several at once. */
+/** The most bundles one transaction may carry (StoreKit sells at most 10 at once). */
+const MAX_QUANTITY = 100;
+
+const validQuantity = (quantity: number | undefined) =>
+  quantity === undefined || (Number.isSafeInteger(quantity) && quantity >= 1 && quantity <= MAX_QUANTITY);
+
+/** How many bundles one transaction grants (a consumable may be bought several at once); checked by purchaseProblem. */
 export function purchaseQuantity(transaction: AppleTransaction): number {
-  const quantity = transaction.quantity ?? 1;
-  return Number.isSafeInteger(quantity) && quantity >= 1 && quantity <= 100 ? quantity : 1;
+  return transaction.quantity ?? 1;
 }
 
 /**
@@ -121,6 +133,19 @@ export function consumptionPercentage(orderCoins: number, balance: number): numb
   if (orderCoins <= 0) return 0;
   const used = Math.min(orderCoins, Math.max(0, orderCoins - balance));
   return Math.round((used * 100_000) / orderCoins);
+}
+
+/**
+ * What to tell Apple about an order it asks a refund's consumption for, or null to say nothing: a
+ * refunded order is settled already; a failed one never gave its coins (undelivered, nothing used).
+ */
+export function consumptionAnswer(
+  order: { status: string; coins: number },
+  balance: number,
+): { deliveryStatus: 'DELIVERED' | 'UNDELIVERED_OTHER'; consumptionPercentage: number } | null {
+  if (order.status === 'failed') return { deliveryStatus: 'UNDELIVERED_OTHER', consumptionPercentage: 0 };
+  if (order.status !== 'fulfilled') return null;
+  return { deliveryStatus: 'DELIVERED', consumptionPercentage: consumptionPercentage(order.coins, balance) };
 }
 
 /** What a notification does to an order. */

@@ -2,7 +2,7 @@ import type { ResponseBodyV2DecodedPayload } from '@apple/app-store-server-libra
 import type { FastifyBaseLogger } from 'fastify';
 import type { Order } from '../../../schemas/checkout.js';
 import type { CheckoutService } from '../checkout/service.js';
-import type { DatabaseHandle } from '../database/index.js';
+import type { Database, DatabaseHandle } from '../database/index.js';
 import { AppError, NotFoundError } from '../errors.js';
 import type { ProductsService } from '../products/service.js';
 import type { WalletsService } from '../wallets/service.js';
@@ -20,7 +20,7 @@ import {
 import {
   appAccountToken,
   appleAmount,
-  consumptionPercentage,
+  consumptionAnswer,
   historyDue,
   historyWindow,
   notificationAction,
@@ -58,11 +58,14 @@ export function createAppStoreService(deps: AppStoreDeps) {
   /**
    * Answers a CONSUMPTION_REQUEST with how much of the order's coins the fan has used, only when
    * the fan consented (no consent: nothing is sent, which is what Apple asks). A failed call is
-   * thrown (503), so the notification is not recorded and Apple sends it again.
+   * thrown (503), so the notification is not recorded and Apple sends it again; a request Apple
+   * refuses (4xx but 429) is final, and the notification is recorded.
    */
   async function answerConsumption(transactionId: string): Promise<void> {
     const order = await checkout.storeOrder('apple', transactionId);
     if (!order || !(await findConsent(db.orm, order.userId))) return;
+    const answer = consumptionAnswer(order, await wallets.balance(db.orm, order.userId));
+    if (!answer) return;
     if (!api) {
       log.warn(
         { orderId: order.id },
@@ -70,16 +73,19 @@ export function createAppStoreService(deps: AppStoreDeps) {
       );
       return;
     }
-    const balance = await wallets.balance(db.orm, order.userId);
     try {
-      await api.sendConsumption(transactionId, {
-        customerConsented: true,
-        deliveryStatus: 'DELIVERED',
-        sampleContentProvided: false,
-        consumptionPercentage: consumptionPercentage(order.coins, balance),
-      });
+      await api.sendConsumption(transactionId, { customerConsented: true, sampleContentProvided: false, ...answer });
     } catch (error) {
-      log.warn({ err: error, orderId: order.id }, 'the App Store Server API refused consumption information');
+      const status = (error as { httpStatusCode?: unknown }).httpStatusCode;
+      if (typeof status === 'number' && status >= 400 && status < 500 && status !== 429) {
+        // Apple refused this answer (past its 12-hour window, say): sending it again cannot help.
+        log.warn(
+          { err: error, orderId: order.id },
+          'the App Store Server API refused consumption information: not retried',
+        );
+        return;
+      }
+      log.warn({ err: error, orderId: order.id }, 'the App Store Server API could not take consumption information');
       throw appleApiUnavailable();
     }
   }
@@ -142,24 +148,32 @@ export function createAppStoreService(deps: AppStoreDeps) {
       const transaction = await configured().transaction(signedTransaction);
       const problem = purchaseProblem(transaction, userId);
       if (problem) throw new AppError(problem.status, problem.code, problem.message);
-      // A transaction signed before its refund still shows none: the notifications stored tell.
-      if (await revokedByNotification(db.orm, transaction.transactionId as string))
-        throw new AppError(409, 'store_purchase_revoked', 'Apple refunded or revoked this purchase.');
+      const transactionId = transaction.transactionId as string;
+      // A transaction signed before its refund still shows none: the notifications stored tell. Asked
+      // again under the purchase's lock, so a refund handled meanwhile is seen (or sees the order).
+      const notRevoked = async (on: Database) => {
+        if (await revokedByNotification(on, transactionId))
+          throw new AppError(409, 'store_purchase_revoked', 'Apple refunded or revoked this purchase.');
+      };
+      await notRevoked(db.orm);
       const product = await products.findByStoreSku('apple', transaction.productId as string);
       if (!product)
         throw new NotFoundError('store_product_not_found', 'No coin bundle is sold under this App Store product id.');
       const quantity = purchaseQuantity(transaction);
       const paid = appleAmount(transaction.price, transaction.currency, quantity);
-      return checkout.fulfilStoreOrder({
-        provider: 'apple',
-        providerRef: transaction.transactionId as string,
-        userId,
-        productId: product.id,
-        coins: (product.coins + product.bonusCoins) * quantity,
-        amount: paid?.amount ?? null,
-        currency: paid?.currency ?? null,
-        purchasedAt: new Date(transaction.purchaseDate ?? Date.now()),
-      });
+      return checkout.fulfilStoreOrder(
+        {
+          provider: 'apple',
+          providerRef: transactionId,
+          userId,
+          productId: product.id,
+          coins: (product.coins + product.bonusCoins) * quantity,
+          amount: paid?.amount ?? null,
+          currency: paid?.currency ?? null,
+          purchasedAt: new Date(transaction.purchaseDate ?? Date.now()),
+        },
+        { check: notRevoked },
+      );
     },
 
     /** An App Store Server Notification as Apple posts it: verified, then handled once. */

@@ -28,7 +28,7 @@ import {
 } from './repository.js';
 import { creditProblem, RECHECK_AFTER_MS } from './rules.js';
 import { createSettlement } from './settlement.js';
-import { createStoreSettlement, type StoreChange, type StorePurchase } from './store.js';
+import { createStoreSettlement, type StoreChange, type StorePurchase, type StorePurchaseCheck } from './store.js';
 import { findStoreOrder } from './store-repository.js';
 
 /** A Checkout Session made for an order that is not stored yet. */
@@ -119,12 +119,15 @@ export function createCheckoutService(deps: CheckoutDeps) {
      * reference: replayed by its buyer it answers the same order (`credited` false); by another
      * account, 409 `store_purchase_claimed`.
      */
-    async fulfilStoreOrder(purchase: StorePurchase, tx?: Database): Promise<{ order: Order; credited: boolean }> {
+    async fulfilStoreOrder(
+      purchase: StorePurchase,
+      options: { tx?: Database; check?: StorePurchaseCheck } = {},
+    ): Promise<{ order: Order; credited: boolean }> {
       // A purchase reported again (the common retry) is answered from one read, outside any transaction.
-      const known = tx ? undefined : await findStoreOrder(db.orm, purchase.provider, purchase.providerRef);
+      const known = options.tx ? undefined : await findStoreOrder(db.orm, purchase.provider, purchase.providerRef);
       if (known) return { order: toOrder(store.reported(known, purchase)), credited: false };
-      return inTransaction(tx, async (work) => {
-        const { order, credited } = await store.fulfilStoreOrder(work, purchase);
+      return inTransaction(options.tx, async (work) => {
+        const { order, credited } = await store.fulfilStoreOrder(work, purchase, options.check);
         return { order: toOrder(order), credited };
       });
     },

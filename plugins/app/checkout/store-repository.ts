@@ -41,6 +41,19 @@ export async function insertStoreOrder(tx: Database, order: NewStoreOrder): Prom
   return row;
 }
 
+/**
+ * Holds one store purchase until the transaction ends: its first report and every refund or
+ * reversal of it take this lock first, so a refund handled while the purchase is being credited
+ * either sees the order or is seen by the purchase.
+ */
+export async function lockStorePurchase(
+  tx: Database,
+  provider: 'apple' | 'google',
+  providerRef: string,
+): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`store-order:${provider}:${providerRef}`}, 0))`);
+}
+
 export async function findStoreOrder(
   tx: Database,
   provider: 'apple' | 'google',
@@ -85,15 +98,24 @@ export async function recordStoreChange(
     .where(eq(orders.id, id));
 }
 
-/** A store refund of a purchase that was never credited: nothing to take back; it settles its review. */
-export async function recordStoreUncreditedRefund(
+/**
+ * A store's change to a purchase that was never credited (a failed order): nothing to take back or
+ * give. A refund settles its review; the refund's reversal (the store has the money again, the fan
+ * still has no coins) opens it again.
+ */
+export async function recordStoreUncreditedChange(
   tx: Database,
   id: string,
-  change: { amountRefunded: number; at: Date },
+  change: { amountRefunded: number; needsReview: boolean; at: Date },
 ): Promise<void> {
   await tx
     .update(orders)
-    .set({ amountRefunded: change.amountRefunded, needsReview: false, storeEventAt: change.at, updatedAt: sql`now()` })
+    .set({
+      amountRefunded: change.amountRefunded,
+      needsReview: change.needsReview,
+      storeEventAt: change.at,
+      updatedAt: sql`now()`,
+    })
     .where(eq(orders.id, id));
 }
 

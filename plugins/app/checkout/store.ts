@@ -8,9 +8,10 @@ import type { WalletsService } from '../wallets/service.js';
 import {
   findStoreOrder,
   insertStoreOrder,
+  lockStorePurchase,
   markStoreEvent,
   recordStoreChange,
-  recordStoreUncreditedRefund,
+  recordStoreUncreditedChange,
 } from './store-repository.js';
 import { creditProblem, isNewerStoreEvent, storeRestorePlan, storeReversalPlan } from './rules.js';
 import type { Settlement } from './settlement.js';
@@ -30,6 +31,12 @@ export interface StorePurchase {
   currency: string | null;
   purchasedAt: Date;
 }
+
+/**
+ * A last check of a new store purchase, in its transaction and under its lock, before the order is
+ * made: it throws to refuse (say, a refund the store already announced).
+ */
+export type StorePurchaseCheck = (tx: Database) => Promise<void>;
 
 /** A store's refund, revocation or reversal of one purchase; `at` is the store's time of it (default now). */
 export interface StoreChange {
@@ -61,10 +68,12 @@ export function createStoreSettlement(deps: {
   async function fulfilStoreOrder(
     tx: Database,
     purchase: StorePurchase,
+    check?: StorePurchaseCheck,
   ): Promise<{ order: OrderRow; credited: boolean }> {
-    // A purchase reported before (a retry, a restore on the device) is answered without a lock.
+    await lockStorePurchase(tx, purchase.provider, purchase.providerRef);
     const known = await findStoreOrder(tx, purchase.provider, purchase.providerRef);
     if (known) return { order: reported(known, purchase), credited: false };
+    await check?.(tx);
     const full = creditProblem(await wallets.balance(tx, purchase.userId, { lock: true }), purchase.coins, MAX_BALANCE);
     const inserted = await insertStoreOrder(tx, {
       id: randomUUID(),
@@ -118,6 +127,7 @@ export function createStoreSettlement(deps: {
    */
   async function orderForChange(tx: Database, change: StoreChange) {
     const at = change.at ?? new Date();
+    await lockStorePurchase(tx, change.provider, change.providerRef);
     const order = await findStoreOrder(tx, change.provider, change.providerRef, { lock: true });
     return { order, at, stale: order !== undefined && !isNewerStoreEvent(order.storeEventAt, at) };
   }
@@ -133,7 +143,7 @@ export function createStoreSettlement(deps: {
     if (!order || stale) return order;
     if (order.status === 'failed') {
       // Never credited: nothing to take back; the refund settles its review.
-      await recordStoreUncreditedRefund(tx, order.id, { amountRefunded: order.amount ?? 0, at });
+      await recordStoreUncreditedChange(tx, order.id, { amountRefunded: order.amount ?? 0, needsReview: false, at });
       return order;
     }
     if (order.status !== 'fulfilled') return order;
@@ -166,8 +176,13 @@ export function createStoreSettlement(deps: {
   async function restoreStoreOrder(tx: Database, change: StoreChange): Promise<OrderRow | undefined> {
     const { order, at, stale } = await orderForChange(tx, change);
     if (!order || stale) return order;
+    if (order.status === 'failed') {
+      // Never credited, and the store has the money again: back to review.
+      await recordStoreUncreditedChange(tx, order.id, { amountRefunded: 0, needsReview: true, at });
+      return order;
+    }
     if (order.status !== 'refunded') {
-      // The reversal came first (or the order was never credited): remember when, so the older refund is ignored.
+      // The reversal came before its refund: remember when, so the older refund is ignored.
       await markStoreEvent(tx, order.id, at);
       return order;
     }

@@ -2,6 +2,7 @@ import t from 'tap';
 import {
   appAccountToken,
   appleAmount,
+  consumptionAnswer,
   consumptionPercentage,
   currencyExponent,
   HISTORY_FIRST_WINDOW_MS,
@@ -57,7 +58,13 @@ t.test('what a verified transaction must be to credit the caller', async (t) => 
   t.match(purchaseProblem({ ...good, revocationDate: 1 }, 'fan'), { status: 409, code: 'store_purchase_revoked' });
   t.equal(purchaseQuantity({}), 1);
   t.equal(purchaseQuantity({ quantity: 3 }), 3);
-  for (const odd of [0, -1, 1.5, 101]) t.equal(purchaseQuantity({ quantity: odd }), 1, String(odd));
+  for (const odd of [0, -1, 1.5, 101])
+    t.match(
+      purchaseProblem({ ...good, quantity: odd }, 'fan'),
+      { status: 400, code: 'invalid_signed_data' },
+      String(odd),
+    );
+  t.equal(purchaseProblem({ ...good, quantity: 100 }, 'fan'), undefined);
 });
 
 t.test('consumption: coins no longer in the wallet count as used, in thousandths of a percent', async (t) => {
@@ -67,6 +74,21 @@ t.test('consumption: coins no longer in the wallet count as used, in thousandths
   t.equal(consumptionPercentage(1100, -3), 100_000);
   t.equal(consumptionPercentage(0, 0), 0);
 });
+
+t.test(
+  'consumption answers: delivered with its use, undelivered for a failed order, nothing once refunded',
+  async (t) => {
+    t.same(consumptionAnswer({ status: 'fulfilled', coins: 1100 }, 550), {
+      deliveryStatus: 'DELIVERED',
+      consumptionPercentage: 50_000,
+    });
+    t.same(consumptionAnswer({ status: 'failed', coins: 1100 }, 0), {
+      deliveryStatus: 'UNDELIVERED_OTHER',
+      consumptionPercentage: 0,
+    });
+    t.equal(consumptionAnswer({ status: 'refunded', coins: 1100 }, 0), null);
+  },
+);
 
 t.test('notification types and the history window', async (t) => {
   t.equal(notificationAction('REFUND'), 'reverse');

@@ -209,6 +209,29 @@ t.test('store orders', async (t) => {
     t.equal((await orderOf(app, 'apple', 'tx-early'))?.status, 'fulfilled');
   });
 
+  t.test(
+    'a purchase the wallet could not take: refunded, it leaves review; the refund reversed, it is back',
+    async (t) => {
+      await signIn(app, 'store-full');
+      const nearlyFull = [1_000_000_000, 1_000_000_000, 2_147_483_647 - 1000 - 2_000_000_000];
+      for (const coins of nearlyFull) await spend(app, 'store-full', -coins);
+      const { order, credited } = await app.checkout.fulfilStoreOrder(purchase('tx-full', 'store-full'));
+      t.equal(credited, false);
+      t.match(order, { status: 'failed' });
+      t.match(await orderOf(app, 'apple', 'tx-full'), { needsReview: true, reviewReason: 'balance_limit' });
+      await reverse('tx-full', new Date('2026-04-01T00:00:00Z'));
+      t.match(await orderOf(app, 'apple', 'tx-full'), { status: 'failed', needsReview: false, amountRefunded: 999 });
+      await restore('tx-full', new Date('2026-04-02T00:00:00Z'));
+      t.match(
+        await orderOf(app, 'apple', 'tx-full'),
+        { status: 'failed', needsReview: true, reviewReason: 'balance_limit', amountRefunded: 0 },
+        'paid again and still not credited: an admin must see it',
+      );
+      for (const coins of nearlyFull) await spend(app, 'store-full', coins);
+      await assertNoViolations(t, app);
+    },
+  );
+
   t.test('a purchase never reported: a refund of it changes nothing', async (t) => {
     t.equal(await reverse('tx-unknown'), false);
     t.equal(await restore('tx-unknown'), false);

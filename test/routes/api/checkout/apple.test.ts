@@ -1,11 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import t from 'tap';
 import type { App } from '../../../../app.js';
 import { appleNotifications, orders, walletLedger } from '../../../../db/schema.js';
+import { recordNotification } from '../../../../plugins/app/app-store/repository.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { createAppleCa, signJws } from '../../../support/apple-ca.js';
 import { type AppleStandIn, deliverApple, nextTransactionId, startAppleStandIn } from '../../../support/apple.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
+import { someoneWaitsForALock } from '../../../support/locks.js';
 import { assertNoViolations } from '../../../support/economy.js';
 import { signIn } from '../../../support/teams.js';
 
@@ -163,6 +166,33 @@ t.test('App Store purchases', async (t) => {
     t.equal(revoked.json().error.code, 'store_purchase_revoked');
   });
 
+  t.test('a refund handled while its purchase is being credited is not lost', async (t) => {
+    const transactionId = nextTransactionId();
+    const before = await balanceOf(app, fan);
+    let pending: ReturnType<typeof purchase> | undefined;
+    // The refund's transaction: its notification recorded, the order looked for (none yet), held
+    // open while the purchase comes in: it must wait for it, not credit past it.
+    await app.db.transaction(async (tx) => {
+      await recordNotification(tx, {
+        notificationUuid: randomUUID(),
+        type: 'REFUND',
+        subtype: null,
+        transactionId,
+        signedAt: new Date(),
+        source: 'webhook',
+      });
+      const change = { provider: 'apple' as const, providerRef: transactionId, reason: 'App Store REFUND' };
+      t.equal(await app.checkout.reverseStoreOrder(change, tx), false, 'no order yet');
+      pending = purchase(app, fan, bought('apple-fan', { transactionId }));
+      await Promise.race([pending, someoneWaitsForALock(app)]);
+    });
+    const res = await (pending as ReturnType<typeof purchase>);
+    t.equal(res.statusCode, 409, 'the purchase saw the refund');
+    t.equal(res.json().error.code, 'store_purchase_revoked');
+    t.equal(await balanceOf(app, fan), before, 'nothing credited');
+    t.equal(await appleOrder(app, transactionId), undefined);
+  });
+
   t.test('a refund after the coins were spent, delivered twice, then reversed', async (t) => {
     const transactionId = nextTransactionId();
     const jws = bought('apple-fan', { transactionId });
@@ -305,5 +335,13 @@ t.test('App Store purchases', async (t) => {
       sampleContentProvided: false,
       consumptionPercentage: 50_000,
     });
+    apple.consumption.delete(transactionId);
+    apple.fail(1, 400);
+    expectStatus(
+      await deliverApple(app, request().jws),
+      200,
+      'Apple refused the answer (too late, say): final, recorded',
+    );
+    t.notOk(apple.consumption.has(transactionId));
   });
 });
