@@ -52,8 +52,14 @@ export const appleHistoryCursor = pgTable(
   'apple_history_cursor',
   {
     id: text('id').primaryKey(),
-    /** The next run reads the history from here (a little before, for notifications signed late). */
-    readUntil: ts('read_until').notNull(),
+    /** The next run reads the history from here (a little before, for notifications signed late); null: never read whole. */
+    readUntil: ts('read_until'),
+    /** The last run that asked Apple, whatever came of it: runs are spaced from it. */
+    attemptedAt: ts('attempted_at'),
+    /** A window too long for one run: the next run goes on from this page of it. */
+    resumeStart: ts('resume_start'),
+    resumeEnd: ts('resume_end'),
+    resumeToken: text('resume_token'),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (table) => [check('apple_history_cursor_one_row', sql`${table.id} = 'history'`)],

@@ -31,6 +31,8 @@ export interface AppleStandIn {
   env: Record<string, string>;
   /** Notifications the history answers (add the ones the webhook "missed"). */
   history: HistoryItem[];
+  /** Notifications per page of the history (Apple's: 20). */
+  historyPageSize: number;
   /** Consumption information received, by transaction id. */
   consumption: Map<string, Record<string, unknown>>;
   /** Requests received, as "METHOD path". */
@@ -120,12 +122,12 @@ export async function startAppleStandIn(): Promise<AppleStandIn> {
         const query = new URL(request.url ?? '/', 'http://stand-in').searchParams;
         const inWindow = history.filter((item) => item.at >= body.startDate && item.at < body.endDate);
         const offset = Number(query.get('paginationToken') ?? 0);
-        const page = inWindow.slice(offset, offset + 20);
-        const more = offset + 20 < inWindow.length;
+        const page = inWindow.slice(offset, offset + standIn.historyPageSize);
+        const more = offset + standIn.historyPageSize < inWindow.length;
         return reply(200, {
           notificationHistory: page.map((item) => ({ signedPayload: item.signedPayload })),
           hasMore: more,
-          ...(more ? { paginationToken: String(offset + 20) } : {}),
+          ...(more ? { paginationToken: String(offset + standIn.historyPageSize) } : {}),
         });
       }
       const consumed = /^\/inApps\/v2\/transactions\/consumption\/(\w+)$/.exec(path);
@@ -139,7 +141,8 @@ export async function startAppleStandIn(): Promise<AppleStandIn> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  return {
+  const standIn: AppleStandIn = {
+    historyPageSize: 20,
     ca,
     history,
     consumption,
@@ -206,6 +209,7 @@ export async function startAppleStandIn(): Promise<AppleStandIn> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return standIn;
 }
 
 /** Posts a notification to the webhook as Apple does. */

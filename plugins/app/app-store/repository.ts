@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { appleConsumptionConsents, appleHistoryCursor, appleNotifications } from '../../../db/schema.js';
 import type { Database } from '../database/index.js';
+import type { HistoryProgress } from './rules.js';
 
 /** SQL of the App Store notification inbox, consumption consents and the history cursor. */
 
@@ -49,19 +50,52 @@ export async function saveConsent(db: Database, userId: string, consented: boole
     });
 }
 
-export async function readCursor(db: Database): Promise<Date | null> {
+/** How far the notification history has been read; null before the first run. */
+export async function readHistoryProgress(db: Database): Promise<HistoryProgress | null> {
   const [row] = await db.select().from(appleHistoryCursor).where(eq(appleHistoryCursor.id, 'history'));
-  return row?.readUntil ?? null;
+  if (!row) return null;
+  const { readUntil, attemptedAt, resumeStart, resumeEnd, resumeToken } = row;
+  return {
+    readUntil,
+    attemptedAt,
+    resume: resumeStart && resumeEnd && resumeToken ? { start: resumeStart, end: resumeEnd, token: resumeToken } : null,
+  };
 }
 
-/** Moves the cursor forward only (a slower run that ends last never moves it back). */
+const saveProgress = (db: Database, values: Partial<typeof appleHistoryCursor.$inferInsert>) =>
+  db
+    .insert(appleHistoryCursor)
+    .values({ id: 'history', ...values })
+    .onConflictDoUpdate({ target: appleHistoryCursor.id, set: { ...values, updatedAt: sql`now()` } });
+
+/** A run is asking Apple now. */
+export async function markHistoryAttempt(db: Database, at: Date): Promise<void> {
+  await saveProgress(db, { attemptedAt: at });
+}
+
+/** Where the next run goes on in a window too long for one (null: nowhere, read the next window). */
+export async function saveHistoryResume(db: Database, resume: HistoryProgress['resume']): Promise<void> {
+  await saveProgress(db, {
+    resumeStart: resume?.start ?? null,
+    resumeEnd: resume?.end ?? null,
+    resumeToken: resume?.token ?? null,
+  });
+}
+
+/** A window read whole: the cursor moves forward only (a slower run that ends last never moves it back). */
 export async function advanceCursor(db: Database, readUntil: Date): Promise<void> {
   await db
     .insert(appleHistoryCursor)
     .values({ id: 'history', readUntil })
     .onConflictDoUpdate({
       target: appleHistoryCursor.id,
-      set: { readUntil: sql`greatest(${appleHistoryCursor.readUntil}, excluded.read_until)`, updatedAt: sql`now()` },
+      set: {
+        readUntil: sql`greatest(${appleHistoryCursor.readUntil}, excluded.read_until)`,
+        resumeStart: null,
+        resumeEnd: null,
+        resumeToken: null,
+        updatedAt: sql`now()`,
+      },
     });
 }
 

@@ -175,9 +175,24 @@ export const HISTORY_MAX_WINDOW_MS = 179 * 24 * 3_600_000;
 /** The history is read at most this often (the job runs every minute). */
 export const HISTORY_INTERVAL_MS = 10 * 60_000;
 
-/** Whether a run reads the history now: a first run does; later ones once the interval has passed. */
-export function historyDue(readUntil: Date | null, now: Date): boolean {
-  return readUntil === null || now.getTime() - readUntil.getTime() >= HISTORY_INTERVAL_MS;
+/** How far the notification history has been read. */
+export interface HistoryProgress {
+  /** Where the last window read whole ended; null: none yet. */
+  readUntil: Date | null;
+  /** When a run last asked Apple, whether it went well or not. */
+  attemptedAt: Date | null;
+  /** A window too long for one run, and the page to go on from. */
+  resume: { start: Date; end: Date; token: string } | null;
+}
+
+/**
+ * Whether a run reads the history now: a first run does, and one going on with a long window;
+ * otherwise once the interval has passed since the last run that asked Apple (a failing run too,
+ * so an outage is not asked every minute).
+ */
+export function historyDue(progress: HistoryProgress | null, now: Date): boolean {
+  if (!progress?.attemptedAt || progress.resume) return true;
+  return now.getTime() - progress.attemptedAt.getTime() >= HISTORY_INTERVAL_MS;
 }
 
 /** The window the next history read covers. */

@@ -11,11 +11,13 @@ import { appleApiUnavailable, storeUnavailable } from './errors.js';
 import {
   advanceCursor,
   findConsent,
+  markHistoryAttempt,
   notificationSeen,
-  readCursor,
+  readHistoryProgress,
   recordNotification,
   revokedByNotification,
   saveConsent,
+  saveHistoryResume,
 } from './repository.js';
 import {
   appAccountToken,
@@ -31,6 +33,12 @@ import type { AppleVerifier } from './verifier.js';
 
 /** Pages of notification history one run of the job reads at most (20 notifications a page). */
 const MAX_HISTORY_PAGES = 50;
+
+interface HistoryRead {
+  handled: number;
+  complete: boolean;
+  nextPage: string | null;
+}
 
 export interface AppStoreDeps {
   db: DatabaseHandle;
@@ -123,6 +131,42 @@ export function createAppStoreService(deps: AppStoreDeps) {
     });
   }
 
+  /**
+   * Up to MAX_HISTORY_PAGES pages of one window of the history, from `token`, each notification
+   * handled. `complete` is false when one could not be handled (one that never verifies is logged
+   * and skipped); `nextPage` is where the window goes on, if it does.
+   */
+  async function readHistory(
+    verifying: AppleVerifier,
+    reading: AppStoreApi,
+    window: { start: Date; end: Date },
+    token: string | null,
+  ): Promise<HistoryRead> {
+    let handled = 0;
+    let complete = true;
+    let nextPage = token;
+    for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
+      const response = await reading.notificationHistory(window, nextPage);
+      for (const item of response.notificationHistory ?? []) {
+        if (!item.signedPayload) continue;
+        try {
+          if (await handle(await verifying.notification(item.signedPayload), 'history')) handled += 1;
+        } catch (error) {
+          if ((error as AppError).statusCode === 400) {
+            // Not Apple's for this app (it will never verify): reading it again would change nothing.
+            log.error({ err: error }, 'a notification from the history does not verify: skipped');
+            continue;
+          }
+          complete = false;
+          log.warn({ err: error }, 'a notification from the history could not be handled; the next run retries');
+        }
+      }
+      nextPage = response.hasMore && response.paginationToken ? response.paginationToken : null;
+      if (!nextPage) break;
+    }
+    return { handled, complete, nextPage };
+  }
+
   return {
     /** 503 `store_unavailable` when Apple is not configured. */
     assertConfigured: (): void => {
@@ -183,43 +227,41 @@ export function createAppStoreService(deps: AppStoreDeps) {
     },
 
     /**
-     * `recover-apple-notifications`: reads the notification history since the last run (a little
-     * before, for overlap; at most once per HISTORY_INTERVAL_MS) and handles every notification not
-     * seen yet the same way. One that does not verify is logged and skipped. The cursor
-     * moves only when the whole window was read; one notification failing is logged and the rest
-     * go on (it is read again next run). Answers the notifications handled.
+     * `recover-apple-notifications`: reads the notification history since the last window read
+     * whole (a little before, for overlap; at most once per HISTORY_INTERVAL_MS, failed runs
+     * included) and handles every notification not seen yet the same way. One that does not verify
+     * is logged and skipped. The cursor moves only when the whole window was read; one notification
+     * failing is logged and the rest go on (the window is read again next time). A window longer
+     * than one run's pages goes on from its next page at the next run. Answers the notifications
+     * handled.
      */
     async recoverNotifications(now = new Date()): Promise<number> {
       if (!verifier || !api) return 0;
-      const readUntil = await readCursor(db.orm);
+      const progress = await readHistoryProgress(db.orm);
       // Every minute would spend Apple's rate limit on empty windows: at most one read per interval.
-      if (!historyDue(readUntil, now)) return 0;
-      const window = historyWindow(readUntil, now);
-      let handled = 0;
-      let token: string | null = null;
-      let complete = true;
-      for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
-        const response = await api.notificationHistory(window, token);
-        for (const item of response.notificationHistory ?? []) {
-          if (!item.signedPayload) continue;
-          try {
-            if (await handle(await verifier.notification(item.signedPayload), 'history')) handled += 1;
-          } catch (error) {
-            if ((error as AppError).statusCode === 400) {
-              // Not Apple's for this app (it will never verify): reading it again would change nothing.
-              log.error({ err: error }, 'a notification from the history does not verify: skipped');
-              continue;
-            }
-            complete = false;
-            log.warn({ err: error }, 'a notification from the history could not be handled; the next run retries');
-          }
-        }
-        token = response.hasMore && response.paginationToken ? response.paginationToken : null;
-        if (!token) break;
+      if (!historyDue(progress, now)) return 0;
+      await markHistoryAttempt(db.orm, now);
+      const resume = progress?.resume ?? null;
+      const window = resume
+        ? { start: resume.start, end: resume.end }
+        : historyWindow(progress?.readUntil ?? null, now);
+      let read: HistoryRead;
+      try {
+        read = await readHistory(verifier, api, window, resume?.token ?? null);
+      } catch (error) {
+        // An outage, or a page token Apple no longer takes: the next run reads a window from its start.
+        if (resume) await saveHistoryResume(db.orm, null);
+        throw error;
       }
-      if (token) complete = false;
-      if (complete) await advanceCursor(db.orm, window.end);
-      return handled;
+      if (!read.complete) {
+        if (resume) await saveHistoryResume(db.orm, null);
+      } else if (read.nextPage) {
+        log.warn({ window }, 'the notification history window is longer than one run reads: the next run goes on');
+        await saveHistoryResume(db.orm, { ...window, token: read.nextPage });
+      } else {
+        await advanceCursor(db.orm, window.end);
+      }
+      return read.handled;
     },
   };
 }

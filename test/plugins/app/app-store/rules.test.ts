@@ -98,9 +98,15 @@ t.test('notification types and the history window', async (t) => {
   t.equal(notificationAction('TEST'), 'none');
   t.equal(notificationAction(undefined), 'none');
   const now = new Date('2026-06-01T00:00:00Z');
+  const asked = (ago: number, resume: { start: Date; end: Date; token: string } | null = null) => ({
+    readUntil: null,
+    attemptedAt: new Date(now.getTime() - ago),
+    resume,
+  });
   t.ok(historyDue(null, now), 'a first run reads');
-  t.notOk(historyDue(new Date(now.getTime() - HISTORY_INTERVAL_MS + 1), now), 'read just now: not again yet');
-  t.ok(historyDue(new Date(now.getTime() - HISTORY_INTERVAL_MS), now));
+  t.notOk(historyDue(asked(HISTORY_INTERVAL_MS - 1), now), 'asked just now (well or not): not again yet');
+  t.ok(historyDue(asked(HISTORY_INTERVAL_MS), now));
+  t.ok(historyDue(asked(60_000, { start: now, end: now, token: 'p2' }), now), 'a long window goes on at once');
   t.same(historyWindow(null, now), { start: new Date(now.getTime() - HISTORY_FIRST_WINDOW_MS), end: now });
   const last = new Date('2026-05-31T23:00:00Z');
   t.same(historyWindow(last, now).start, new Date(last.getTime() - HISTORY_OVERLAP_MS), 'overlapping the last run');

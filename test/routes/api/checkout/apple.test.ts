@@ -307,8 +307,40 @@ t.test('App Store purchases', async (t) => {
     // An outage of the API fails the run; the cursor stays, and the next run reads the window again.
     apple.fail(1);
     await t.rejects(app.appStore.recoverNotifications(new Date(Date.now() + 22 * 60_000)));
+    const afterOutage = apple.requests.length;
+    t.equal(await app.appStore.recoverNotifications(new Date(Date.now() + 23 * 60_000)), 0);
+    t.equal(
+      apple.requests.length,
+      afterOutage,
+      'a failed run spaces the next one too: Apple is not asked every minute',
+    );
     await assertNoViolations(t, app);
   });
+
+  t.test(
+    'a history window longer than one run: the next run goes on from its page, then the cursor moves',
+    async (t) => {
+      // Apple answers 20 a page and a run reads 50 pages; one a page makes 55 notifications too many for one run.
+      apple.historyPageSize = 1;
+      t.teardown(() => {
+        apple.historyPageSize = 20;
+      });
+      const sentAt = Date.now() + 40 * 60_000;
+      for (let i = 0; i < 55; i++)
+        apple.history.push({ signedPayload: apple.notification('TEST', undefined).jws, at: sentAt });
+      const minutes = (m: number) => new Date(Date.now() + m * 60_000);
+      t.equal(await app.appStore.recoverNotifications(minutes(41)), 50, 'the first 50 pages');
+      const first = apple.requests.length;
+      t.equal(await app.appStore.recoverNotifications(minutes(42)), 5, 'a minute later: the rest, from the next page');
+      t.ok(apple.requests.length - first <= 6, 'from page 51, not from the start');
+      t.equal(
+        await app.appStore.recoverNotifications(minutes(43)),
+        0,
+        'the window read whole: next time after the interval',
+      );
+      t.equal(await app.appStore.recoverNotifications(minutes(53)), 0, 'a new window: everything in it seen already');
+    },
+  );
 
   t.test('CONSUMPTION_REQUEST answered only with consent', async (t) => {
     const transactionId = nextTransactionId();
