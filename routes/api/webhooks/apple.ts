@@ -36,7 +36,7 @@ const appleWebhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      // Refused before the bytes are read when Apple is not configured, like Stripe's webhook.
+      // Refused before anything is parsed or verified when Apple is not configured, like Stripe's webhook.
       app.appStore.assertConfigured();
       const signedPayload = signedPayloadOf(request.body);
       if (!signedPayload)
