@@ -46,7 +46,10 @@ export interface AppStoreDeps {
   verifier: AppleVerifier | null;
   api: AppStoreApi | null;
   log: FastifyBaseLogger;
-  checkout: Pick<CheckoutService, 'fulfilStoreOrder' | 'reverseStoreOrder' | 'restoreStoreOrder' | 'storeOrder'>;
+  checkout: Pick<
+    CheckoutService,
+    'fulfilStoreOrder' | 'reportedStoreOrder' | 'reverseStoreOrder' | 'restoreStoreOrder' | 'storeOrder'
+  >;
   products: Pick<ProductsService, 'findByStoreSku'>;
   wallets: Pick<WalletsService, 'balance'>;
 }
@@ -193,11 +196,15 @@ export function createAppStoreService(deps: AppStoreDeps) {
       const problem = purchaseProblem(transaction, userId);
       if (problem) throw new AppError(problem.status, problem.code, problem.message);
       const transactionId = transaction.transactionId as string;
+      const revoked = () => new AppError(409, 'store_purchase_revoked', 'Apple refunded or revoked this purchase.');
+      // Reported before (the app's retry): one read answers it; a refund since has marked the order.
+      const known = await checkout.reportedStoreOrder({ provider: 'apple', providerRef: transactionId, userId });
+      if (known?.status === 'refunded') throw revoked();
+      if (known) return { order: known, credited: false };
       // A transaction signed before its refund still shows none: the notifications stored tell. Asked
       // again under the purchase's lock, so a refund handled meanwhile is seen (or sees the order).
       const notRevoked = async (on: Database) => {
-        if (await revokedByNotification(on, transactionId))
-          throw new AppError(409, 'store_purchase_revoked', 'Apple refunded or revoked this purchase.');
+        if (await revokedByNotification(on, transactionId)) throw revoked();
       };
       await notRevoked(db.orm);
       const product = await products.findByStoreSku('apple', transaction.productId as string);

@@ -113,19 +113,32 @@ export function createCheckoutService(deps: CheckoutDeps) {
     return settled;
   }
 
+  /**
+   * A store purchase reported before, answered from one read: the order when the caller bought it,
+   * 409 `store_purchase_claimed` when another account did, undefined when it is new.
+   */
+  async function reportedStoreOrder(
+    purchase: Pick<StorePurchase, 'provider' | 'providerRef' | 'userId'>,
+  ): Promise<Order | undefined> {
+    const known = await findStoreOrder(db.orm, purchase.provider, purchase.providerRef);
+    return known ? toOrder(store.reported(known, purchase)) : undefined;
+  }
+
   return {
     /**
      * A purchase a store vouches for becomes a fulfilled order with one top-up, once per store
      * reference: replayed by its buyer it answers the same order (`credited` false); by another
      * account, 409 `store_purchase_claimed`.
      */
+    reportedStoreOrder,
+
     async fulfilStoreOrder(
       purchase: StorePurchase,
       options: { tx?: Database; check?: StorePurchaseCheck } = {},
     ): Promise<{ order: Order; credited: boolean }> {
       // A purchase reported again (the common retry) is answered from one read, outside any transaction.
-      const known = options.tx ? undefined : await findStoreOrder(db.orm, purchase.provider, purchase.providerRef);
-      if (known) return { order: toOrder(store.reported(known, purchase)), credited: false };
+      const known = options.tx ? undefined : await reportedStoreOrder(purchase);
+      if (known) return { order: known, credited: false };
       return inTransaction(options.tx, async (work) => {
         const { order, credited } = await store.fulfilStoreOrder(work, purchase, options.check);
         return { order: toOrder(order), credited };

@@ -112,7 +112,7 @@ export function createStoreSettlement(deps: {
   }
 
   /** A purchase already stored, reported again: its buyer gets the order; another account, 409. */
-  function reported(existing: OrderRow, purchase: StorePurchase): OrderRow {
+  function reported(existing: OrderRow, purchase: Pick<StorePurchase, 'provider' | 'userId'>): OrderRow {
     if (existing.userId === purchase.userId) return existing;
     log.warn(
       { provider: purchase.provider, orderId: existing.id, userId: purchase.userId },

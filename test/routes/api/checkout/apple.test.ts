@@ -210,6 +210,9 @@ t.test('App Store purchases', async (t) => {
       .from(appleNotifications)
       .where(eq(appleNotifications.notificationUuid, refund.uuid));
     t.match(rows, [{ type: 'REFUND', transactionId, source: 'webhook' }]);
+    const replayed = await purchase(app, fan, jws);
+    t.equal(replayed.statusCode, 409, 'the app reporting it again after the refund');
+    t.equal(replayed.json().error.code, 'store_purchase_revoked');
     const list = await app.inject({ method: 'GET', url: '/api/admin/orders?uncollected=true', headers: bearer(ADMIN) });
     t.ok(
       list
@@ -225,6 +228,10 @@ t.test('App Store purchases', async (t) => {
     t.equal(await balanceOf(app, fan), 300, 'what the refund took comes back');
     t.match(await appleOrder(app, transactionId), { status: 'fulfilled', coinsReversed: 0, uncollected: 0 });
     expectStatus(await deliverApple(app, reversed.jws), 200, 'again');
+    t.equal(await balanceOf(app, fan), 300);
+    const again = await purchase(app, fan, jws);
+    expectStatus(again, 200, 'reported again after the reversal: the order, nothing more');
+    t.match(again.json().data, { credited: false, order: { status: 'fulfilled' } });
     t.equal(await balanceOf(app, fan), 300);
     const entries = await app.db.orm
       .select()
