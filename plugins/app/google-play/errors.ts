@@ -6,8 +6,9 @@ import { AppError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavaila
 export const storeUnavailable = () =>
   new ServiceUnavailableError('store_unavailable', 'Google Play purchases are not configured on this service.');
 
+/** The same code as the App Store's: no bundle is sold under this store SKU. */
 export const productNotFound = () =>
-  new NotFoundError('product_not_found', 'No coin bundle is sold under this Google Play product id.');
+  new NotFoundError('store_product_not_found', 'No coin bundle is sold under this Google Play product id.');
 export const purchaseNotFound = () =>
   new NotFoundError('store_purchase_not_found', 'Google Play knows no purchase of this product with this token.');
 export const purchaseNotYours = () =>

@@ -104,7 +104,7 @@ t.test('a purchase is read from Google, credited once, consumed', async (t) => {
   t.test('unknown product, unknown token, cancelled, multi-quantity, malformed', async (t) => {
     const unknown = await credit(app, fan, purchase.purchaseToken, 'coins_9999');
     t.equal(unknown.statusCode, 404);
-    t.equal(unknown.json().error.code, 'product_not_found');
+    t.equal(unknown.json().error.code, 'store_product_not_found');
     const noSuch = await credit(app, fan, 'no-such-token');
     t.equal(noSuch.statusCode, 404);
     t.equal(noSuch.json().error.code, 'store_purchase_not_found');
