@@ -23,8 +23,8 @@ export interface StandInPurchase {
   sku: string;
   purchaseToken: string;
   orderId: string | null;
-  /** 0 purchased, 1 canceled, 2 pending. */
-  purchaseState: number;
+  /** 0 purchased, 1 canceled, 2 pending; null: left out of the answer (a malformed one). */
+  purchaseState: number | null;
   consumptionState: number;
   acknowledgementState: number;
   purchaseTimeMillis: number;
@@ -137,7 +137,7 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
           return send(200, {
             kind: 'androidpublisher#productPurchase',
             purchaseTimeMillis: String(purchase.purchaseTimeMillis),
-            purchaseState: purchase.purchaseState,
+            ...(purchase.purchaseState !== null ? { purchaseState: purchase.purchaseState } : {}),
             consumptionState: purchase.consumptionState,
             developerPayload: '',
             ...(purchase.orderId ? { orderId: purchase.orderId } : {}),

@@ -46,7 +46,8 @@ export class PlayApiError extends Error {
 /**
  * A failed call to Google as the caller sees it: unreachable, overloaded or failing on Google's
  * side is 503 `store_unreachable` (try again); anything else Google refused (our credentials, our
- * request) is 502 `store_error`. Never a 500: nothing is wrong with the caller's request.
+ * request) or answered unreadably is 502 `store_error`. Never a 500: nothing is wrong with the
+ * caller's request.
  */
 export function toStoreError(error: PlayApiError): AppError {
   if (error.status === null || error.status === 429 || error.status >= 500)

@@ -49,9 +49,14 @@ function int(value: unknown): number | null {
 /** A ProductPurchase as Google answers it; undefined when it lacks what every purchase carries. */
 export function readProductPurchase(body: unknown): ProductPurchase | undefined {
   if (!isRecord(body)) return undefined;
-  const purchaseState = int(body.purchaseState) ?? PURCHASE_STATE.purchased;
+  // Google always gives the state: an answer without a known one is unreadable, never taken as purchased.
+  const purchaseState = int(body.purchaseState);
+  if (purchaseState === null || !Object.values(PURCHASE_STATE).some((state) => state === purchaseState))
+    return undefined;
+  // Absent means one; a quantity that is not a whole number is unreadable, never taken as one.
+  const quantity = body.quantity === undefined ? 1 : int(body.quantity);
   const purchaseTimeMillis = int(body.purchaseTimeMillis);
-  if (purchaseTimeMillis === null) return undefined;
+  if (purchaseTimeMillis === null || quantity === null) return undefined;
   return {
     purchaseState,
     consumptionState: int(body.consumptionState) ?? 0,
@@ -59,7 +64,7 @@ export function readProductPurchase(body: unknown): ProductPurchase | undefined 
     orderId: text(body.orderId),
     productId: text(body.productId),
     obfuscatedExternalAccountId: text(body.obfuscatedExternalAccountId),
-    quantity: int(body.quantity) ?? 1,
+    quantity,
     purchaseType: int(body.purchaseType),
   };
 }

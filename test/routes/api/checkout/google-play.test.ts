@@ -112,6 +112,11 @@ t.test('a purchase is read from Google, credited once, consumed', async (t) => {
     t.equal((await credit(app, fan, cancelled.purchaseToken)).json().error.code, 'store_purchase_cancelled');
     const many = google.buy(SKU, fan.id, { quantity: 3 });
     t.equal((await credit(app, fan, many.purchaseToken)).json().error.code, 'store_purchase_unsupported');
+    const stateless = google.buy(SKU, fan.id, { purchaseState: null });
+    const unreadable = await credit(app, fan, stateless.purchaseToken);
+    t.equal(unreadable.statusCode, 502, 'an answer without purchaseState is unreadable, not purchased');
+    t.equal(unreadable.json().error.code, 'store_error');
+    t.equal(google.purchases.get(stateless.purchaseToken)?.consumptionState, 0, 'nor consumed');
     for (const payload of [
       {},
       { productId: SKU },
