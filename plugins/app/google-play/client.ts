@@ -124,8 +124,17 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
     }
   }
 
+  /**
+   * encodeURIComponent leaves dots alone, and a `.` or `..` segment would move the URL elsewhere on
+   * Google's host, with our token: such a value is refused before any request, as Google refuses a
+   * malformed token (400: no such purchase).
+   */
+  const segment = (value: string) => {
+    if (/^\.+$/.test(value)) throw new PlayApiError('a product id or token of dots only: not sent to Google', 400);
+    return encodeURIComponent(value);
+  };
   const tokenPath = (sku: string, purchaseToken: string) =>
-    `/purchases/products/${encodeURIComponent(sku)}/tokens/${encodeURIComponent(purchaseToken)}`;
+    `/purchases/products/${segment(sku)}/tokens/${segment(purchaseToken)}`;
 
   return {
     /** `purchases.products.get`: the purchase as Google has it now. */

@@ -109,6 +109,18 @@ t.test('Google Play notifications', async (t) => {
       200,
       'unreadable data is acknowledged',
     );
+    const asked = google.requests.length;
+    for (const [purchaseToken, sku] of [
+      ['..', SKU],
+      ['.', SKU],
+      [pending.purchaseToken, '..'],
+    ]) {
+      const dots = pushBody({
+        oneTimeProductNotification: { version: '1.0', notificationType: 1, purchaseToken, sku },
+      });
+      expectStatus(await push(app, dots, google.pushToken()), 200, `dots only: ${sku} ${purchaseToken}`);
+    }
+    t.equal(google.requests.length, asked, 'a token or product id of dots only never reaches Google');
     const notPush = await push(app, JSON.stringify({ hello: 'world' }), google.pushToken());
     t.equal(notPush.statusCode, 400);
     t.equal(notPush.json().error.code, 'invalid_push');

@@ -143,6 +143,23 @@ t.test('a purchase is read from Google, credited once, consumed', async (t) => {
   });
 });
 
+t.test('a product id or purchase token of dots only is refused before Google is asked', async (t) => {
+  const { google, app } = await setup(t);
+  const fan = await signIn(app, 'fan-dots');
+  for (const [productId, purchaseToken] of [
+    [SKU, '.'],
+    [SKU, '..'],
+    [SKU, '...'],
+    ['..', 'some-token'],
+  ] as const) {
+    const res = await creditGoogle(app, fan.token, productId, purchaseToken);
+    t.equal(res.statusCode, 400, `${productId} / ${purchaseToken}`);
+    t.equal(res.json().error.code, 'validation_failed');
+  }
+  t.same(google.requests, [], 'Google received no request');
+  expectStatus(await credit(app, fan, 'a..b.c'), 404, 'dots among other characters are a token like any other');
+});
+
 t.test('a pending purchase credits nothing; once purchased, it credits once', async (t) => {
   const { google, app } = await setup(t);
   const fan = await signIn(app, 'fan-pending');
