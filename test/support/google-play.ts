@@ -315,6 +315,19 @@ export function push(app: App, body: string, token?: string) {
   });
 }
 
+/** What the app logs from now on, each call's arguments as JSON (the services hold the same logger). */
+export function captureLogs(app: App): string[] {
+  const lines: string[] = [];
+  for (const level of ['info', 'warn', 'error'] as const) {
+    const original = app.log[level].bind(app.log);
+    app.log[level] = ((...args: Parameters<typeof original>) => {
+      lines.push(JSON.stringify(args));
+      return original(...args);
+    }) as typeof original;
+  }
+  return lines;
+}
+
 export function creditGoogle(app: App, userToken: string, productId: string, purchaseToken: string) {
   return app.inject({
     method: 'POST',

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Pure rules of Google Play purchases: reading what the Android Publisher API and Pub/Sub send,
  * deciding what a purchase grants, and when a failed consume is tried again.
@@ -82,6 +84,14 @@ export function readVoidedPurchase(body: unknown): VoidedPurchase | undefined {
     voidedReason: int(body.voidedReason),
   };
 }
+
+/**
+ * A purchase token as the log shows it: the first 12 hex characters of its SHA-256. The token
+ * itself is a credential of the purchase (it reads it, and credits it to the account it names),
+ * so it is never logged; the hash still finds the row (`encode(sha256(purchase_token::bytea), 'hex')`).
+ */
+export const tokenHash = (purchaseToken: string) =>
+  createHash('sha256').update(purchaseToken).digest('hex').slice(0, 12);
 
 /**
  * The one store reference of a purchase, credited once: Google's order id; a purchase without one

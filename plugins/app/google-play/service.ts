@@ -33,6 +33,7 @@ import {
   PURCHASE_STATE,
   purchaseVerdict,
   storeRefOf,
+  tokenHash,
   voidedWindowStart,
 } from './rules.js';
 
@@ -126,7 +127,7 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       }
       const attempts = row.consumeAttempts + 1;
       log.warn(
-        { err: error, purchaseToken, attempts },
+        { err: error, purchaseTokenHash: tokenHash(purchaseToken), attempts },
         'a Google Play consume failed; retry-google-consumes tries again',
       );
       await markConsumeFailed(db.orm, purchaseToken, {
@@ -233,12 +234,18 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       if (purchase.purchaseState !== PURCHASE_STATE.purchased) return 'pending';
       const userId = purchase.obfuscatedExternalAccountId;
       if (!userId || !(await users.exists(db.orm, userId))) {
-        log.warn({ purchaseToken, sku }, 'a Google Play purchase names no account of ours: left for the app to send');
+        log.warn(
+          { purchaseTokenHash: tokenHash(purchaseToken), sku },
+          'a Google Play purchase names no account of ours: left for the app to send',
+        );
         return 'no account';
       }
       const product = await products.findByGoogleProductId(sku);
       if (!product) {
-        log.error({ sku, purchaseToken }, 'a Google Play purchase of a product id no coin bundle has: not credited');
+        log.error(
+          { sku, purchaseTokenHash: tokenHash(purchaseToken) },
+          'a Google Play purchase of a product id no coin bundle has: not credited',
+        );
         return 'unknown product';
       }
       if (purchaseVerdict(purchase, userId, sku).kind !== 'credit') return 'not creditable';
@@ -274,7 +281,7 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       for (const row of due) {
         if (consumeTooLate(row.purchasedAt, new Date())) {
           log.error(
-            { purchaseToken: row.purchaseToken },
+            { purchaseTokenHash: tokenHash(row.purchaseToken) },
             'a Google Play purchase was never consumed within three days',
           );
           await abandonConsume(db.orm, [row.purchaseToken], 'not consumed within three days: Google refunds it');
@@ -284,7 +291,7 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
           if (await consume(row.sku, row.purchaseToken)) consumed += 1;
         } catch (error) {
           log.warn(
-            { err: error, purchaseToken: row.purchaseToken },
+            { err: error, purchaseTokenHash: tokenHash(row.purchaseToken) },
             'a consume retry failed; the next run tries again',
           );
         }

@@ -9,6 +9,7 @@ import {
   readPush,
   readVoidedPurchase,
   storeRefOf,
+  tokenHash,
   VOIDED_MAX_LOOKBACK_MS,
   VOIDED_OVERLAP_MS,
   voidedWindowStart,
@@ -54,6 +55,11 @@ t.test('an answer without a known purchaseState or with a quantity that is no nu
   for (const quantity of [null, 'two', 1.5, '1e3'])
     t.equal(readProductPurchase({ ...base, purchaseState: 0, quantity }), undefined, `quantity ${quantity}`);
   t.equal(readProductPurchase({ ...base, purchaseState: 0 })?.quantity, 1, 'absent quantity: one');
+});
+
+t.test('a purchase token is logged as the first 12 hex characters of its SHA-256', async (t) => {
+  t.equal(tokenHash('abc'), 'ba7816bf8f01');
+  t.match(tokenHash('x'.repeat(4096)), /^[0-9a-f]{12}$/);
 });
 
 t.test('a voided purchase needs its token and time', async (t) => {

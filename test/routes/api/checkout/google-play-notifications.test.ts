@@ -4,7 +4,15 @@ import { googlePlayMessages, orders } from '../../../../db/schema.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { adjust, assertNoViolations, balance, signIn } from '../../../support/economy.js';
-import { creditGoogle, push, pushBody, startGooglePlayStandIn, strangerKey } from '../../../support/google-play.js';
+import { tokenHash } from '../../../../plugins/app/google-play/rules.js';
+import {
+  captureLogs,
+  creditGoogle,
+  push,
+  pushBody,
+  startGooglePlayStandIn,
+  strangerKey,
+} from '../../../support/google-play.js';
 
 /**
  * Real-time developer notifications pushed by Pub/Sub: only a push whose OIDC token Google signed
@@ -89,7 +97,16 @@ t.test('Google Play notifications', async (t) => {
     const pending = google.buy(SKU, fan.id, { purchaseState: 2 });
     expectStatus(await push(app, pushBody(purchased(pending.purchaseToken)), google.pushToken()), 200, 'pending');
     const unknownAccount = google.buy(SKU, 'nobody-we-know');
+    const logs = captureLogs(app);
     expectStatus(await push(app, pushBody(purchased(unknownAccount.purchaseToken)), google.pushToken()), 200, 'nobody');
+    t.ok(
+      logs.some((line) => line.includes(tokenHash(unknownAccount.purchaseToken))),
+      'logged by its hash',
+    );
+    t.notOk(
+      logs.some((line) => line.includes(unknownAccount.purchaseToken)),
+      'never by the token itself',
+    );
     const made = pushBody({
       oneTimeProductNotification: { version: '1.0', notificationType: 1, purchaseToken: 'made-up', sku: SKU },
     });

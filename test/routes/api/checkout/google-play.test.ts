@@ -5,7 +5,8 @@ import { googlePlayPurchases, orders, walletLedger } from '../../../../db/schema
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { adjust, assertNoViolations, balance, type Fan, signIn } from '../../../support/economy.js';
-import { creditGoogle, startGooglePlayStandIn } from '../../../support/google-play.js';
+import { captureLogs, creditGoogle, startGooglePlayStandIn } from '../../../support/google-play.js';
+import { tokenHash } from '../../../../plugins/app/google-play/rules.js';
 
 /**
  * Coins bought in the Android app, through stand-ins for Google's OAuth endpoint and the Play
@@ -186,6 +187,7 @@ t.test('a pending purchase credits nothing; once purchased, it credits once', as
 
 t.test('a consume that fails is remembered and retried by retry-google-consumes', async (t) => {
   const { google, app } = await setup(t);
+  const logs = captureLogs(app);
   const fan = await signIn(app, 'fan-consume');
   const purchase = google.buy(SKU, fan.id);
   google.failConsumes(1);
@@ -219,6 +221,21 @@ t.test('a consume that fails is remembered and retried by retry-google-consumes'
   t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 });
   t.match(await tokenRow(app, late.purchaseToken), { consumeState: 'abandoned' });
   t.equal(google.purchases.get(late.purchaseToken)?.consumptionState, 0, 'not consumed after three days');
+
+  const told = logs.filter((line) => /consume/.test(line));
+  t.ok(
+    told.some((line) => line.includes(tokenHash(purchase.purchaseToken))),
+    'the failure is logged by its hash',
+  );
+  t.ok(
+    told.some((line) => line.includes(tokenHash(late.purchaseToken))),
+    'and so is giving up',
+  );
+  for (const token of [purchase.purchaseToken, late.purchaseToken])
+    t.notOk(
+      logs.some((line) => line.includes(token)),
+      'a purchase token is never logged',
+    );
 });
 
 t.test('Google unreachable or refusing: a clean 5xx in the error envelope, nothing credited', async (t) => {
