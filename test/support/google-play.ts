@@ -48,6 +48,8 @@ export interface GooglePlayStandIn {
   voidPurchase(purchaseToken: string, voidedAt?: number): void;
   /** The next `count` consumes answer 503. */
   failConsumes(count: number): void;
+  /** The next `count` consumes are done, but the connection drops before the answer is read. */
+  breakConsumes(count: number): void;
   /** Every connection is dropped at once, as if Google were unreachable (true), or answered again (false). */
   setDown(down: boolean): void;
   /** A Pub/Sub push token; `claims` override the defaults (undefined drops one); `key` forges the signature. */
@@ -75,6 +77,7 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
   let issued = 0;
   const requests: string[] = [];
   let failingConsumes = 0;
+  let breakingConsumes = 0;
   let down = false;
   let url = '';
 
@@ -168,6 +171,11 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
               'productNotOwnedByUser',
             );
           Object.assign(purchase, { consumptionState: 1, acknowledgementState: 1 });
+          if (breakingConsumes > 0) {
+            breakingConsumes -= 1;
+            response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+            return response.write('{', () => response.socket?.destroy());
+          }
           return response.writeHead(200).end();
         }
       }
@@ -248,6 +256,9 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
     },
     failConsumes(count) {
       failingConsumes = count;
+    },
+    breakConsumes(count) {
+      breakingConsumes = count;
     },
     setDown(value) {
       down = value;

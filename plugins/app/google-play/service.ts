@@ -66,7 +66,10 @@ export interface GoogleCheckoutOutcome {
   consumed: boolean;
 }
 
-/** Consumes one run of `retry-google-consumes` tries; each is taken for five minutes. */
+/**
+ * How long a consume under way holds its token: a token is remembered due this far ahead, and each
+ * one `retry-google-consumes` takes is pushed this far, so nothing consumes it at the same time.
+ */
 const CONSUME_LEASE_MS = 5 * 60_000;
 /** `reconcile-google-voided` reads Google at most this often (its quota is small), however often it is run. */
 export const VOIDED_MIN_INTERVAL_MS = 15 * 60_000;
@@ -168,8 +171,17 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
         'This purchase cannot be credited: your wallet cannot hold its coins. Google refunds it within three days.',
       );
     }
-    await rememberPurchase(db.orm, { purchaseToken, sku, storeRef, userId, purchasedAt });
-    const consumed = await consume(sku, purchaseToken, purchase);
+    await rememberPurchase(db.orm, { purchaseToken, sku, storeRef, userId, purchasedAt }, CONSUME_LEASE_MS);
+    let consumed = false;
+    try {
+      consumed = await consume(sku, purchaseToken, purchase);
+    } catch (error) {
+      // The coins are in: the remembered token is due for the job once its lease ends.
+      log.warn(
+        { err: error, purchaseTokenHash: tokenHash(purchaseToken) },
+        'a Google Play consume was cut short; retry-google-consumes tries again',
+      );
+    }
     return { status: credited ? 'credited' : 'already_credited', order, consumed };
   }
 

@@ -238,6 +238,35 @@ t.test('a consume that fails is remembered and retried by retry-google-consumes'
     );
 });
 
+t.test('a consume cut short before its outcome is recorded is still tried by retry-google-consumes', async (t) => {
+  const { google, app } = await setup(t);
+  const fan = await signIn(app, 'fan-cut-short');
+  const purchase = google.buy(SKU, fan.id);
+  google.breakConsumes(1);
+  const res = await credit(app, fan, purchase.purchaseToken);
+  expectStatus(res, 200, 'credit');
+  t.match(res.json().data, { status: 'credited', consumed: false }, 'the coins are in; the consume is not known done');
+  t.equal(google.purchases.get(purchase.purchaseToken)?.consumptionState, 1, 'Google did consume it');
+  const row = await tokenRow(app, purchase.purchaseToken);
+  t.match(row, { consumeState: 'pending', consumeAttempts: 0 }, 'no failure was recorded');
+  t.ok(row?.nextConsumeAt && row.nextConsumeAt.getTime() > Date.now() + 60_000, 'due once its lease ends');
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 }, 'leased');
+
+  // The lease ends.
+  await app.db.orm
+    .update(googlePlayPurchases)
+    .set({ nextConsumeAt: sql`${googlePlayPurchases.nextConsumeAt} - interval '10 minutes'` })
+    .where(eq(googlePlayPurchases.purchaseToken, purchase.purchaseToken));
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 1 });
+  t.match(
+    await tokenRow(app, purchase.purchaseToken),
+    { consumeState: 'consumed', nextConsumeAt: null },
+    'Google answering "already consumed" is read as done',
+  );
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 }, 'once');
+  t.equal(await balance(app, fan), 1100);
+});
+
 t.test('Google unreachable or refusing: a clean 5xx in the error envelope, nothing credited', async (t) => {
   const { google, app } = await setup(t);
   const fan = await signIn(app, 'fan-down');
