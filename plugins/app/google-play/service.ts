@@ -54,7 +54,7 @@ export interface GooglePlayDeps {
   log: FastifyBaseLogger;
   orders: StoreOrders;
   products: { findByGoogleProductId(sku: string): Promise<PlayProduct | undefined> };
-  users: { exists(db: Database, userId: string): Promise<boolean> };
+  users: { exists(db: Database, userId: string, options?: { active?: boolean }): Promise<boolean> };
 }
 
 /** What a purchase sent by the app came to. */
@@ -245,7 +245,8 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       }
       if (purchase.purchaseState !== PURCHASE_STATE.purchased) return 'pending';
       const userId = purchase.obfuscatedExternalAccountId;
-      if (!userId || !(await users.exists(db.orm, userId))) {
+      // A deleted account is credited nothing: left unconsumed, the purchase is refunded by Google.
+      if (!userId || !(await users.exists(db.orm, userId, { active: true }))) {
         log.warn(
           { purchaseTokenHash: tokenHash(purchaseToken), sku },
           'a Google Play purchase names no account of ours: left for the app to send',

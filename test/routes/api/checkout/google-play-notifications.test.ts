@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import t from 'tap';
-import { googlePlayMessages, orders } from '../../../../db/schema.js';
+import { googlePlayMessages, orders, users } from '../../../../db/schema.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { adjust, assertNoViolations, balance, signIn } from '../../../support/economy.js';
@@ -142,6 +142,15 @@ t.test('Google Play notifications', async (t) => {
     t.equal(notPush.statusCode, 400);
     t.equal(notPush.json().error.code, 'invalid_push');
     t.equal(await balance(app, fan), 500, 'nothing credited by any of these');
+  });
+
+  t.test('a purchase made for a deleted account is not credited to it', async (t) => {
+    const gone = await signIn(app, 'fan-rtdn-deleted');
+    await app.db.orm.update(users).set({ deletedAt: new Date() }).where(eq(users.id, gone.id));
+    const purchase = google.buy(SKU, gone.id);
+    expectStatus(await push(app, pushBody(purchased(purchase.purchaseToken)), google.pushToken()), 200, 'push');
+    t.same(await app.db.orm.select().from(orders).where(eq(orders.userId, gone.id)), [], 'no order, no coins');
+    t.equal(google.purchases.get(purchase.purchaseToken)?.consumptionState, 0, 'not consumed: Google refunds it');
   });
 
   t.test('a voided purchase notified takes the coins back, never below zero', async (t) => {
