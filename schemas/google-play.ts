@@ -15,7 +15,8 @@ export const GoogleCheckoutBody = StrictObject(
     purchaseToken: Type.String({
       minLength: 1,
       maxLength: 4096,
-      pattern: '^[A-Za-z0-9._\\-:]+$',
+      // Not dots only: `.` and `..` are path segments that move the URL of Google's API.
+      pattern: '^(?!\\.+$)[A-Za-z0-9._\\-:]+$',
       description: "The purchase's token, as Play Billing gave it to the app",
     }),
   },

@@ -23,8 +23,8 @@ export interface StandInPurchase {
   sku: string;
   purchaseToken: string;
   orderId: string | null;
-  /** 0 purchased, 1 canceled, 2 pending. */
-  purchaseState: number;
+  /** 0 purchased, 1 canceled, 2 pending; null: left out of the answer (a malformed one). */
+  purchaseState: number | null;
   consumptionState: number;
   acknowledgementState: number;
   purchaseTimeMillis: number;
@@ -48,6 +48,8 @@ export interface GooglePlayStandIn {
   voidPurchase(purchaseToken: string, voidedAt?: number): void;
   /** The next `count` consumes answer 503. */
   failConsumes(count: number): void;
+  /** The next `count` consumes are done, but the connection drops before the answer is read. */
+  breakConsumes(count: number): void;
   /** Every connection is dropped at once, as if Google were unreachable (true), or answered again (false). */
   setDown(down: boolean): void;
   /** A Pub/Sub push token; `claims` override the defaults (undefined drops one); `key` forges the signature. */
@@ -75,6 +77,7 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
   let issued = 0;
   const requests: string[] = [];
   let failingConsumes = 0;
+  let breakingConsumes = 0;
   let down = false;
   let url = '';
 
@@ -137,7 +140,7 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
           return send(200, {
             kind: 'androidpublisher#productPurchase',
             purchaseTimeMillis: String(purchase.purchaseTimeMillis),
-            purchaseState: purchase.purchaseState,
+            ...(purchase.purchaseState !== null ? { purchaseState: purchase.purchaseState } : {}),
             consumptionState: purchase.consumptionState,
             developerPayload: '',
             ...(purchase.orderId ? { orderId: purchase.orderId } : {}),
@@ -168,6 +171,11 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
               'productNotOwnedByUser',
             );
           Object.assign(purchase, { consumptionState: 1, acknowledgementState: 1 });
+          if (breakingConsumes > 0) {
+            breakingConsumes -= 1;
+            response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+            return response.write('{', () => response.socket?.destroy());
+          }
           return response.writeHead(200).end();
         }
       }
@@ -249,6 +257,9 @@ export async function startGooglePlayStandIn(): Promise<GooglePlayStandIn> {
     failConsumes(count) {
       failingConsumes = count;
     },
+    breakConsumes(count) {
+      breakingConsumes = count;
+    },
     setDown(value) {
       down = value;
     },
@@ -313,6 +324,19 @@ export function push(app: App, body: string, token?: string) {
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     payload: body,
   });
+}
+
+/** What the app logs from now on, each call's arguments as JSON (the services hold the same logger). */
+export function captureLogs(app: App): string[] {
+  const lines: string[] = [];
+  for (const level of ['info', 'warn', 'error'] as const) {
+    const original = app.log[level].bind(app.log);
+    app.log[level] = ((...args: Parameters<typeof original>) => {
+      lines.push(JSON.stringify(args));
+      return original(...args);
+    }) as typeof original;
+  }
+  return lines;
 }
 
 export function creditGoogle(app: App, userToken: string, productId: string, purchaseToken: string) {

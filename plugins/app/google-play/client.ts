@@ -93,7 +93,7 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
     if (!response.ok) throw await errorOf(response, 'the OAuth token request', true);
     const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
     if (typeof body.access_token !== 'string' || body.access_token === '')
-      throw new PlayApiError('the OAuth token request: no access_token in the answer', 502, { auth: true });
+      throw new PlayApiError('the OAuth token request: no access_token in the answer', response.status, { auth: true });
     const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000;
     cached = { token: body.access_token, renewAt: Date.now() + Math.max(lifetimeMs - TOKEN_EARLY_MS, lifetimeMs / 2) };
     return body.access_token;
@@ -124,8 +124,17 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
     }
   }
 
+  /**
+   * encodeURIComponent leaves dots alone, and a `.` or `..` segment would move the URL elsewhere on
+   * Google's host, with our token: such a value is refused before any request, as Google refuses a
+   * malformed token (400: no such purchase).
+   */
+  const segment = (value: string) => {
+    if (/^\.+$/.test(value)) throw new PlayApiError('a product id or token of dots only: not sent to Google', 400);
+    return encodeURIComponent(value);
+  };
   const tokenPath = (sku: string, purchaseToken: string) =>
-    `/purchases/products/${encodeURIComponent(sku)}/tokens/${encodeURIComponent(purchaseToken)}`;
+    `/purchases/products/${segment(sku)}/tokens/${segment(purchaseToken)}`;
 
   return {
     /** `purchases.products.get`: the purchase as Google has it now. */
@@ -133,7 +142,8 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
       const what = 'purchases.products.get';
       const response = await api(tokenPath(sku, purchaseToken), { method: 'GET' }, what);
       const purchase = readProductPurchase(await response.json().catch(() => undefined));
-      if (!purchase) throw new PlayApiError(`${what}: the answer is not a ProductPurchase`, 502);
+      // Google's own status: Google answered, so this is 502 store_error, not "unreachable".
+      if (!purchase) throw new PlayApiError(`${what}: the answer is not a ProductPurchase`, response.status);
       return purchase;
     },
 
@@ -167,7 +177,7 @@ export function createPlayClient(config: GooglePlayConfig, options: PlayClientOp
           | { voidedPurchases?: unknown; tokenPagination?: { nextPageToken?: unknown } }
           | undefined;
         if (!body || (body.voidedPurchases !== undefined && !Array.isArray(body.voidedPurchases)))
-          throw new PlayApiError(`${what}: the answer is not a VoidedPurchasesListResponse`, 502);
+          throw new PlayApiError(`${what}: the answer is not a VoidedPurchasesListResponse`, response.status);
         for (const item of (body.voidedPurchases as unknown[] | undefined) ?? []) {
           const voided = readVoidedPurchase(item);
           if (voided) found.push(voided);

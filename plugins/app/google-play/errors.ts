@@ -6,8 +6,9 @@ import { AppError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavaila
 export const storeUnavailable = () =>
   new ServiceUnavailableError('store_unavailable', 'Google Play purchases are not configured on this service.');
 
+/** The same code as the App Store's: no bundle is sold under this store SKU. */
 export const productNotFound = () =>
-  new NotFoundError('product_not_found', 'No coin bundle is sold under this Google Play product id.');
+  new NotFoundError('store_product_not_found', 'No coin bundle is sold under this Google Play product id.');
 export const purchaseNotFound = () =>
   new NotFoundError('store_purchase_not_found', 'Google Play knows no purchase of this product with this token.');
 export const purchaseNotYours = () =>
@@ -45,7 +46,8 @@ export class PlayApiError extends Error {
 /**
  * A failed call to Google as the caller sees it: unreachable, overloaded or failing on Google's
  * side is 503 `store_unreachable` (try again); anything else Google refused (our credentials, our
- * request) is 502 `store_error`. Never a 500: nothing is wrong with the caller's request.
+ * request) or answered unreadably is 502 `store_error`. Never a 500: nothing is wrong with the
+ * caller's request.
  */
 export function toStoreError(error: PlayApiError): AppError {
   if (error.status === null || error.status === 429 || error.status >= 500)

@@ -10,14 +10,20 @@ import type { Database } from '../database/index.js';
 /** SQL of Google Play's purchase tokens, handled notifications and sweep positions. */
 
 /**
- * Remembers a credited purchase token, waiting to be consumed; a token already remembered is left
- * as it is (its consume may be done or scheduled). Answers the row as it stands.
+ * Remembers a credited purchase token, waiting to be consumed, due for `retry-google-consumes`
+ * `leaseMs` from now: if the consume that follows is cut short (a crash, an unexpected error)
+ * before it is recorded as done or failed, the job still tries it. A token already remembered is
+ * left as it is (its consume may be done or scheduled). Answers the row as it stands.
  */
 export async function rememberPurchase(
   db: Database,
   purchase: { purchaseToken: string; sku: string; storeRef: string; userId: string; purchasedAt: Date },
+  leaseMs: number,
 ): Promise<GooglePlayPurchaseRow> {
-  await db.insert(googlePlayPurchases).values(purchase).onConflictDoNothing();
+  await db
+    .insert(googlePlayPurchases)
+    .values({ ...purchase, nextConsumeAt: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
+    .onConflictDoNothing();
   const [row] = await db
     .select()
     .from(googlePlayPurchases)

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Pure rules of Google Play purchases: reading what the Android Publisher API and Pub/Sub send,
  * deciding what a purchase grants, and when a failed consume is tried again.
@@ -49,9 +51,14 @@ function int(value: unknown): number | null {
 /** A ProductPurchase as Google answers it; undefined when it lacks what every purchase carries. */
 export function readProductPurchase(body: unknown): ProductPurchase | undefined {
   if (!isRecord(body)) return undefined;
-  const purchaseState = int(body.purchaseState) ?? PURCHASE_STATE.purchased;
+  // Google always gives the state: an answer without a known one is unreadable, never taken as purchased.
+  const purchaseState = int(body.purchaseState);
+  if (purchaseState === null || !Object.values(PURCHASE_STATE).some((state) => state === purchaseState))
+    return undefined;
+  // Absent means one; a quantity that is not a whole number is unreadable, never taken as one.
+  const quantity = body.quantity === undefined ? 1 : int(body.quantity);
   const purchaseTimeMillis = int(body.purchaseTimeMillis);
-  if (purchaseTimeMillis === null) return undefined;
+  if (purchaseTimeMillis === null || quantity === null) return undefined;
   return {
     purchaseState,
     consumptionState: int(body.consumptionState) ?? 0,
@@ -59,7 +66,7 @@ export function readProductPurchase(body: unknown): ProductPurchase | undefined 
     orderId: text(body.orderId),
     productId: text(body.productId),
     obfuscatedExternalAccountId: text(body.obfuscatedExternalAccountId),
-    quantity: int(body.quantity) ?? 1,
+    quantity,
     purchaseType: int(body.purchaseType),
   };
 }
@@ -77,6 +84,14 @@ export function readVoidedPurchase(body: unknown): VoidedPurchase | undefined {
     voidedReason: int(body.voidedReason),
   };
 }
+
+/**
+ * A purchase token as the log shows it: the first 12 hex characters of its SHA-256. The token
+ * itself is a credential of the purchase (it reads it, and credits it to the account it names),
+ * so it is never logged; the hash still finds the row (`encode(sha256(purchase_token::bytea), 'hex')`).
+ */
+export const tokenHash = (purchaseToken: string) =>
+  createHash('sha256').update(purchaseToken).digest('hex').slice(0, 12);
 
 /**
  * The one store reference of a purchase, credited once: Google's order id; a purchase without one

@@ -33,6 +33,7 @@ import {
   PURCHASE_STATE,
   purchaseVerdict,
   storeRefOf,
+  tokenHash,
   voidedWindowStart,
 } from './rules.js';
 
@@ -53,7 +54,7 @@ export interface GooglePlayDeps {
   log: FastifyBaseLogger;
   orders: StoreOrders;
   products: { findByGoogleProductId(sku: string): Promise<PlayProduct | undefined> };
-  users: { exists(db: Database, userId: string): Promise<boolean> };
+  users: { exists(db: Database, userId: string, options?: { active?: boolean }): Promise<boolean> };
 }
 
 /** What a purchase sent by the app came to. */
@@ -65,7 +66,10 @@ export interface GoogleCheckoutOutcome {
   consumed: boolean;
 }
 
-/** Consumes one run of `retry-google-consumes` tries; each is taken for five minutes. */
+/**
+ * How long a consume under way holds its token: a token is remembered due this far ahead, and each
+ * one `retry-google-consumes` takes is pushed this far, so nothing consumes it at the same time.
+ */
 const CONSUME_LEASE_MS = 5 * 60_000;
 /** `reconcile-google-voided` reads Google at most this often (its quota is small), however often it is run. */
 export const VOIDED_MIN_INTERVAL_MS = 15 * 60_000;
@@ -126,7 +130,7 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       }
       const attempts = row.consumeAttempts + 1;
       log.warn(
-        { err: error, purchaseToken, attempts },
+        { err: error, purchaseTokenHash: tokenHash(purchaseToken), attempts },
         'a Google Play consume failed; retry-google-consumes tries again',
       );
       await markConsumeFailed(db.orm, purchaseToken, {
@@ -167,8 +171,17 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
         'This purchase cannot be credited: your wallet cannot hold its coins. Google refunds it within three days.',
       );
     }
-    await rememberPurchase(db.orm, { purchaseToken, sku, storeRef, userId, purchasedAt });
-    const consumed = await consume(sku, purchaseToken, purchase);
+    await rememberPurchase(db.orm, { purchaseToken, sku, storeRef, userId, purchasedAt }, CONSUME_LEASE_MS);
+    let consumed = false;
+    try {
+      consumed = await consume(sku, purchaseToken, purchase);
+    } catch (error) {
+      // The coins are in: the remembered token is due for the job once its lease ends.
+      log.warn(
+        { err: error, purchaseTokenHash: tokenHash(purchaseToken) },
+        'a Google Play consume was cut short; retry-google-consumes tries again',
+      );
+    }
     return { status: credited ? 'credited' : 'already_credited', order, consumed };
   }
 
@@ -232,13 +245,20 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       }
       if (purchase.purchaseState !== PURCHASE_STATE.purchased) return 'pending';
       const userId = purchase.obfuscatedExternalAccountId;
-      if (!userId || !(await users.exists(db.orm, userId))) {
-        log.warn({ purchaseToken, sku }, 'a Google Play purchase names no account of ours: left for the app to send');
+      // A deleted account is credited nothing: left unconsumed, the purchase is refunded by Google.
+      if (!userId || !(await users.exists(db.orm, userId, { active: true }))) {
+        log.warn(
+          { purchaseTokenHash: tokenHash(purchaseToken), sku },
+          'a Google Play purchase names no account of ours: left for the app to send',
+        );
         return 'no account';
       }
       const product = await products.findByGoogleProductId(sku);
       if (!product) {
-        log.error({ sku, purchaseToken }, 'a Google Play purchase of a product id no coin bundle has: not credited');
+        log.error(
+          { sku, purchaseTokenHash: tokenHash(purchaseToken) },
+          'a Google Play purchase of a product id no coin bundle has: not credited',
+        );
         return 'unknown product';
       }
       if (purchaseVerdict(purchase, userId, sku).kind !== 'credit') return 'not creditable';
@@ -274,7 +294,7 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
       for (const row of due) {
         if (consumeTooLate(row.purchasedAt, new Date())) {
           log.error(
-            { purchaseToken: row.purchaseToken },
+            { purchaseTokenHash: tokenHash(row.purchaseToken) },
             'a Google Play purchase was never consumed within three days',
           );
           await abandonConsume(db.orm, [row.purchaseToken], 'not consumed within three days: Google refunds it');
@@ -284,7 +304,7 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
           if (await consume(row.sku, row.purchaseToken)) consumed += 1;
         } catch (error) {
           log.warn(
-            { err: error, purchaseToken: row.purchaseToken },
+            { err: error, purchaseTokenHash: tokenHash(row.purchaseToken) },
             'a consume retry failed; the next run tries again',
           );
         }

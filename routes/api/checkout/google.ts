@@ -16,7 +16,7 @@ const googleCheckoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The app sends the Play product id and the purchase token Play Billing gave it. The purchase is read from the Play Developer API (never taken from the app): ' +
           'purchased, made for the caller (`obfuscatedExternalAccountId` = the caller’s user id, set by the app at purchase), it is credited once per Google order, then consumed. ' +
           '200 `credited` or `already_credited` (a replay answers the same order and credits nothing); 202 `pending` (not paid yet: nothing credited; send it again when Play Billing reports it purchased). ' +
-          '404 `product_not_found` (no bundle has this `googleProductId`), 404 `store_purchase_not_found`, 403 `store_purchase_not_yours`, 409 `store_purchase_claimed` (credited to another account), ' +
+          '404 `store_product_not_found` (no bundle has this `googleProductId`), 404 `store_purchase_not_found`, 403 `store_purchase_not_yours`, 409 `store_purchase_claimed` (credited to another account), ' +
           '409 `store_purchase_cancelled`, 409 `store_purchase_unsupported`, 409 `balance_limit`, 502 `store_error`, 503 `store_unreachable`, 503 `store_unavailable` (Google Play not configured).',
         operationId: 'creditGooglePlayPurchase',
         body: GoogleCheckoutBody,

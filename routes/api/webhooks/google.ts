@@ -19,7 +19,7 @@ const googleWebhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Verifies the push’s OIDC token (`Authorization: Bearer`: signed by Google, issuer accounts.google.com, audience `GOOGLE_PUBSUB_AUDIENCE`, `email` = `GOOGLE_PUBSUB_SERVICE_ACCOUNT`, verified) before reading the body: missing or wrong is 401 and nothing happens. ' +
           'Each message is handled once by its `messageId` (a redelivery answers 200). The notification only names a purchase, which is read again from Google: `oneTimeProductNotification` purchased credits it to the account it was made for, cancelled takes back coins credited; `voidedPurchaseNotification` takes the coins back (never below zero; the rest recorded as uncollected); `testNotification` is acknowledged. ' +
-          '503 `store_unavailable` when Google Play or the push is not configured; 503 `store_unreachable` when Google does not answer (Pub/Sub delivers again).',
+          '400 `invalid_push` (not a Pub/Sub push); 502 `store_error` when Google refuses our request or answers unreadably; 503 `store_unavailable` when Google Play or the push is not configured, `store_unreachable` when Google does not answer, `auth_unavailable` when Google’s keys cannot be fetched (Pub/Sub delivers again).',
         operationId: 'googlePlayNotification',
         body: PubSubPushBody,
         response: { 200: WebhookAck, ...errorResponses(400, 401, 415, 502) },

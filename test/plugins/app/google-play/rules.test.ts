@@ -9,6 +9,7 @@ import {
   readPush,
   readVoidedPurchase,
   storeRefOf,
+  tokenHash,
   VOIDED_MAX_LOOKBACK_MS,
   VOIDED_OVERLAP_MS,
   voidedWindowStart,
@@ -41,7 +42,24 @@ t.test('a ProductPurchase as Google answers it: int64 values as strings, absent 
   t.equal(readProductPurchase({ purchaseState: 0 }), undefined, 'no purchase time: not a purchase');
   t.equal(readProductPurchase([]), undefined);
   t.equal(readProductPurchase({ purchaseTimeMillis: '12abc' }), undefined);
-  t.equal(readProductPurchase({ purchaseTimeMillis: '1', quantity: 3 })?.quantity, 3);
+  t.equal(readProductPurchase({ purchaseTimeMillis: '1', purchaseState: 0, quantity: 3 })?.quantity, 3);
+});
+
+t.test('an answer without a known purchaseState or with a quantity that is no number is unreadable', async (t) => {
+  const base = { purchaseTimeMillis: '1700000000000', obfuscatedExternalAccountId: 'fan-1' };
+  t.equal(readProductPurchase(base), undefined, 'no purchaseState: never taken as purchased');
+  for (const purchaseState of [null, '', 'purchased', 3, -1, 0.5])
+    t.equal(readProductPurchase({ ...base, purchaseState }), undefined, `purchaseState ${purchaseState}`);
+  for (const purchaseState of [0, 1, 2, '2'])
+    t.equal(readProductPurchase({ ...base, purchaseState })?.purchaseState, Number(purchaseState));
+  for (const quantity of [null, 'two', 1.5, '1e3'])
+    t.equal(readProductPurchase({ ...base, purchaseState: 0, quantity }), undefined, `quantity ${quantity}`);
+  t.equal(readProductPurchase({ ...base, purchaseState: 0 })?.quantity, 1, 'absent quantity: one');
+});
+
+t.test('a purchase token is logged as the first 12 hex characters of its SHA-256', async (t) => {
+  t.equal(tokenHash('abc'), 'ba7816bf8f01');
+  t.match(tokenHash('x'.repeat(4096)), /^[0-9a-f]{12}$/);
 });
 
 t.test('a voided purchase needs its token and time', async (t) => {

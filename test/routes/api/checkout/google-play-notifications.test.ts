@@ -1,10 +1,18 @@
 import { eq } from 'drizzle-orm';
 import t from 'tap';
-import { googlePlayMessages, orders } from '../../../../db/schema.js';
+import { googlePlayMessages, orders, users } from '../../../../db/schema.js';
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { adjust, assertNoViolations, balance, signIn } from '../../../support/economy.js';
-import { creditGoogle, push, pushBody, startGooglePlayStandIn, strangerKey } from '../../../support/google-play.js';
+import { tokenHash } from '../../../../plugins/app/google-play/rules.js';
+import {
+  captureLogs,
+  creditGoogle,
+  push,
+  pushBody,
+  startGooglePlayStandIn,
+  strangerKey,
+} from '../../../support/google-play.js';
 
 /**
  * Real-time developer notifications pushed by Pub/Sub: only a push whose OIDC token Google signed
@@ -89,7 +97,16 @@ t.test('Google Play notifications', async (t) => {
     const pending = google.buy(SKU, fan.id, { purchaseState: 2 });
     expectStatus(await push(app, pushBody(purchased(pending.purchaseToken)), google.pushToken()), 200, 'pending');
     const unknownAccount = google.buy(SKU, 'nobody-we-know');
+    const logs = captureLogs(app);
     expectStatus(await push(app, pushBody(purchased(unknownAccount.purchaseToken)), google.pushToken()), 200, 'nobody');
+    t.ok(
+      logs.some((line) => line.includes(tokenHash(unknownAccount.purchaseToken))),
+      'logged by its hash',
+    );
+    t.notOk(
+      logs.some((line) => line.includes(unknownAccount.purchaseToken)),
+      'never by the token itself',
+    );
     const made = pushBody({
       oneTimeProductNotification: { version: '1.0', notificationType: 1, purchaseToken: 'made-up', sku: SKU },
     });
@@ -109,10 +126,31 @@ t.test('Google Play notifications', async (t) => {
       200,
       'unreadable data is acknowledged',
     );
+    const asked = google.requests.length;
+    for (const [purchaseToken, sku] of [
+      ['..', SKU],
+      ['.', SKU],
+      [pending.purchaseToken, '..'],
+    ]) {
+      const dots = pushBody({
+        oneTimeProductNotification: { version: '1.0', notificationType: 1, purchaseToken, sku },
+      });
+      expectStatus(await push(app, dots, google.pushToken()), 200, `dots only: ${sku} ${purchaseToken}`);
+    }
+    t.equal(google.requests.length, asked, 'a token or product id of dots only never reaches Google');
     const notPush = await push(app, JSON.stringify({ hello: 'world' }), google.pushToken());
     t.equal(notPush.statusCode, 400);
     t.equal(notPush.json().error.code, 'invalid_push');
     t.equal(await balance(app, fan), 500, 'nothing credited by any of these');
+  });
+
+  t.test('a purchase made for a deleted account is not credited to it', async (t) => {
+    const gone = await signIn(app, 'fan-rtdn-deleted');
+    await app.db.orm.update(users).set({ deletedAt: new Date() }).where(eq(users.id, gone.id));
+    const purchase = google.buy(SKU, gone.id);
+    expectStatus(await push(app, pushBody(purchased(purchase.purchaseToken)), google.pushToken()), 200, 'push');
+    t.same(await app.db.orm.select().from(orders).where(eq(orders.userId, gone.id)), [], 'no order, no coins');
+    t.equal(google.purchases.get(purchase.purchaseToken)?.consumptionState, 0, 'not consumed: Google refunds it');
   });
 
   t.test('a voided purchase notified takes the coins back, never below zero', async (t) => {

@@ -5,7 +5,8 @@ import { googlePlayPurchases, orders, walletLedger } from '../../../../db/schema
 import { bearer, buildTestApp } from '../../../support/app.js';
 import { ADMIN, expectStatus } from '../../../support/catalog.js';
 import { adjust, assertNoViolations, balance, type Fan, signIn } from '../../../support/economy.js';
-import { creditGoogle, startGooglePlayStandIn } from '../../../support/google-play.js';
+import { captureLogs, creditGoogle, startGooglePlayStandIn } from '../../../support/google-play.js';
+import { tokenHash } from '../../../../plugins/app/google-play/rules.js';
 
 /**
  * Coins bought in the Android app, through stand-ins for Google's OAuth endpoint and the Play
@@ -104,7 +105,7 @@ t.test('a purchase is read from Google, credited once, consumed', async (t) => {
   t.test('unknown product, unknown token, cancelled, multi-quantity, malformed', async (t) => {
     const unknown = await credit(app, fan, purchase.purchaseToken, 'coins_9999');
     t.equal(unknown.statusCode, 404);
-    t.equal(unknown.json().error.code, 'product_not_found');
+    t.equal(unknown.json().error.code, 'store_product_not_found');
     const noSuch = await credit(app, fan, 'no-such-token');
     t.equal(noSuch.statusCode, 404);
     t.equal(noSuch.json().error.code, 'store_purchase_not_found');
@@ -112,6 +113,11 @@ t.test('a purchase is read from Google, credited once, consumed', async (t) => {
     t.equal((await credit(app, fan, cancelled.purchaseToken)).json().error.code, 'store_purchase_cancelled');
     const many = google.buy(SKU, fan.id, { quantity: 3 });
     t.equal((await credit(app, fan, many.purchaseToken)).json().error.code, 'store_purchase_unsupported');
+    const stateless = google.buy(SKU, fan.id, { purchaseState: null });
+    const unreadable = await credit(app, fan, stateless.purchaseToken);
+    t.equal(unreadable.statusCode, 502, 'an answer without purchaseState is unreadable, not purchased');
+    t.equal(unreadable.json().error.code, 'store_error');
+    t.equal(google.purchases.get(stateless.purchaseToken)?.consumptionState, 0, 'nor consumed');
     for (const payload of [
       {},
       { productId: SKU },
@@ -136,6 +142,23 @@ t.test('a purchase is read from Google, credited once, consumed', async (t) => {
     t.equal(await balance(app, fan), 1100);
     await assertNoViolations(t, app);
   });
+});
+
+t.test('a product id or purchase token of dots only is refused before Google is asked', async (t) => {
+  const { google, app } = await setup(t);
+  const fan = await signIn(app, 'fan-dots');
+  for (const [productId, purchaseToken] of [
+    [SKU, '.'],
+    [SKU, '..'],
+    [SKU, '...'],
+    ['..', 'some-token'],
+  ] as const) {
+    const res = await creditGoogle(app, fan.token, productId, purchaseToken);
+    t.equal(res.statusCode, 400, `${productId} / ${purchaseToken}`);
+    t.equal(res.json().error.code, 'validation_failed');
+  }
+  t.same(google.requests, [], 'Google received no request');
+  expectStatus(await credit(app, fan, 'a..b.c'), 404, 'dots among other characters are a token like any other');
 });
 
 t.test('a pending purchase credits nothing; once purchased, it credits once', async (t) => {
@@ -164,6 +187,7 @@ t.test('a pending purchase credits nothing; once purchased, it credits once', as
 
 t.test('a consume that fails is remembered and retried by retry-google-consumes', async (t) => {
   const { google, app } = await setup(t);
+  const logs = captureLogs(app);
   const fan = await signIn(app, 'fan-consume');
   const purchase = google.buy(SKU, fan.id);
   google.failConsumes(1);
@@ -197,6 +221,50 @@ t.test('a consume that fails is remembered and retried by retry-google-consumes'
   t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 });
   t.match(await tokenRow(app, late.purchaseToken), { consumeState: 'abandoned' });
   t.equal(google.purchases.get(late.purchaseToken)?.consumptionState, 0, 'not consumed after three days');
+
+  const told = logs.filter((line) => /consume/.test(line));
+  t.ok(
+    told.some((line) => line.includes(tokenHash(purchase.purchaseToken))),
+    'the failure is logged by its hash',
+  );
+  t.ok(
+    told.some((line) => line.includes(tokenHash(late.purchaseToken))),
+    'and so is giving up',
+  );
+  for (const token of [purchase.purchaseToken, late.purchaseToken])
+    t.notOk(
+      logs.some((line) => line.includes(token)),
+      'a purchase token is never logged',
+    );
+});
+
+t.test('a consume cut short before its outcome is recorded is still tried by retry-google-consumes', async (t) => {
+  const { google, app } = await setup(t);
+  const fan = await signIn(app, 'fan-cut-short');
+  const purchase = google.buy(SKU, fan.id);
+  google.breakConsumes(1);
+  const res = await credit(app, fan, purchase.purchaseToken);
+  expectStatus(res, 200, 'credit');
+  t.match(res.json().data, { status: 'credited', consumed: false }, 'the coins are in; the consume is not known done');
+  t.equal(google.purchases.get(purchase.purchaseToken)?.consumptionState, 1, 'Google did consume it');
+  const row = await tokenRow(app, purchase.purchaseToken);
+  t.match(row, { consumeState: 'pending', consumeAttempts: 0 }, 'no failure was recorded');
+  t.ok(row?.nextConsumeAt && row.nextConsumeAt.getTime() > Date.now() + 60_000, 'due once its lease ends');
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 }, 'leased');
+
+  // The lease ends.
+  await app.db.orm
+    .update(googlePlayPurchases)
+    .set({ nextConsumeAt: sql`${googlePlayPurchases.nextConsumeAt} - interval '10 minutes'` })
+    .where(eq(googlePlayPurchases.purchaseToken, purchase.purchaseToken));
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 1 });
+  t.match(
+    await tokenRow(app, purchase.purchaseToken),
+    { consumeState: 'consumed', nextConsumeAt: null },
+    'Google answering "already consumed" is read as done',
+  );
+  t.same(await runJob(app, 'retry-google-consumes'), { job: 'retry-google-consumes', processed: 0 }, 'once');
+  t.equal(await balance(app, fan), 1100);
 });
 
 t.test('Google unreachable or refusing: a clean 5xx in the error envelope, nothing credited', async (t) => {
