@@ -153,16 +153,26 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
   ): Promise<GoogleCheckoutOutcome> {
     const storeRef = storeRefOf(purchase, purchaseToken);
     const purchasedAt = new Date(purchase.purchaseTimeMillis);
-    const { order, credited } = await orders.fulfilStoreOrder({
-      provider: 'google',
-      providerRef: storeRef,
-      userId,
-      productId: product.id,
-      coins: product.coins + product.bonusCoins,
-      // Google does not say what the buyer paid (only in the Play Console's reports).
-      amount: null,
-      currency: null,
-      purchasedAt,
+    // The token is remembered with the credit, in one transaction: a crash before the consume leaves
+    // it due for the job, and a voided notification finds the order through it.
+    const { order, credited } = await db.transaction(async (tx) => {
+      const fulfilled = await orders.fulfilStoreOrder(
+        {
+          provider: 'google',
+          providerRef: storeRef,
+          userId,
+          productId: product.id,
+          coins: product.coins + product.bonusCoins,
+          // Google does not say what the buyer paid (only in the Play Console's reports).
+          amount: null,
+          currency: null,
+          purchasedAt,
+        },
+        { tx },
+      );
+      if (fulfilled.order.status !== 'failed')
+        await rememberPurchase(tx, { purchaseToken, sku, storeRef, userId, purchasedAt }, CONSUME_LEASE_MS);
+      return fulfilled;
     });
     if (order.status === 'failed') {
       // Not consumed: Google refunds it within three days, and the voided job settles the order's review.
@@ -171,7 +181,6 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
         'This purchase cannot be credited: your wallet cannot hold its coins. Google refunds it within three days.',
       );
     }
-    await rememberPurchase(db.orm, { purchaseToken, sku, storeRef, userId, purchasedAt }, CONSUME_LEASE_MS);
     let consumed = false;
     try {
       consumed = await consume(sku, purchaseToken, purchase);
