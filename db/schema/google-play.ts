@@ -59,7 +59,10 @@ export const googlePlayMessages = pgTable(
 /** How far a sweep over Google has read: `voided`, the end of the last `reconcile-google-voided` window. */
 export const googlePlaySync = pgTable('google_play_sync', {
   name: text('name').primaryKey(),
-  syncedUntil: ts('synced_until').notNull(),
+  /** Where the last complete read ended (null: none yet). */
+  syncedUntil: ts('synced_until'),
+  /** The last run that asked Google, whatever came of it: runs are spaced from it. */
+  attemptedAt: ts('attempted_at'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 

@@ -122,9 +122,21 @@ export async function forgetOldMessages(db: Database): Promise<number> {
   return gone.length;
 }
 
-export async function syncedUntil(db: Database, name: string): Promise<Date | null> {
+/** Where a sync's last complete read ended, and when it last asked Google. */
+export async function syncProgress(
+  db: Database,
+  name: string,
+): Promise<{ syncedUntil: Date | null; attemptedAt: Date | null }> {
   const [row] = await db.select().from(googlePlaySync).where(eq(googlePlaySync.name, name));
-  return row?.syncedUntil ?? null;
+  return { syncedUntil: row?.syncedUntil ?? null, attemptedAt: row?.attemptedAt ?? null };
+}
+
+/** A run of the sync is asking Google now. */
+export async function markSyncAttempt(db: Database, name: string, at: Date): Promise<void> {
+  await db
+    .insert(googlePlaySync)
+    .values({ name, attemptedAt: at })
+    .onConflictDoUpdate({ target: googlePlaySync.name, set: { attemptedAt: at, updatedAt: sql`now()` } });
 }
 
 export async function setSyncedUntil(db: Database, name: string, until: Date): Promise<void> {

@@ -21,8 +21,9 @@ import {
   markConsumed,
   markConsumeFailed,
   rememberPurchase,
+  markSyncAttempt,
   setSyncedUntil,
-  syncedUntil,
+  syncProgress,
   takeDueConsumes,
 } from './repository.js';
 import {
@@ -324,14 +325,15 @@ export function createGooglePlayService(deps: GooglePlayDeps) {
     /**
      * `reconcile-google-voided`: purchases Google lists as voided since the last run (less an hour
      * of overlap) have their coins taken back; each reversal happens once however often it is seen.
-     * Runs at most every 15 minutes (Google's quota for this list is small).
+     * Asks Google at most every 15 minutes, failed runs included (its quota for this list is small).
      */
     async reconcileVoided(): Promise<number> {
       if (!client) return 0;
       await forgetOldMessages(db.orm);
-      const last = await syncedUntil(db.orm, VOIDED_SYNC);
+      const { syncedUntil: last, attemptedAt } = await syncProgress(db.orm, VOIDED_SYNC);
       const now = new Date();
-      if (last && now.getTime() - last.getTime() < VOIDED_MIN_INTERVAL_MS) return 0;
+      if (attemptedAt && now.getTime() - attemptedAt.getTime() < VOIDED_MIN_INTERVAL_MS) return 0;
+      await markSyncAttempt(db.orm, VOIDED_SYNC, now);
       let voided: Awaited<ReturnType<PlayClient['listVoidedPurchases']>>;
       try {
         voided = await client.listVoidedPurchases(voidedWindowStart(last, now), now.getTime());

@@ -314,10 +314,28 @@ t.test('a voided purchase found only by the job, after the coins were spent', as
 
   t.same(await runJob(app, 'reconcile-google-voided'), { job: 'reconcile-google-voided', processed: 0 }, 'too soon');
   // A later run reads the same window again (the overlap): nothing moves twice.
-  await app.db.orm.execute(sql`update google_play_sync set synced_until = now() - interval '20 minutes'`);
+  const aRunAgo = () =>
+    app.db.orm.execute(
+      sql`update google_play_sync set synced_until = now() - interval '20 minutes', attempted_at = now() - interval '20 minutes'`,
+    );
+  await aRunAgo();
   await runJob(app, 'reconcile-google-voided');
   t.equal(await balance(app, fan), 0);
   t.match((await app.db.orm.select().from(orders).where(eq(orders.id, order.id)))[0], { uncollected: 900 });
+  // A failed run spaces the next one too: an outage does not spend Google's small quota every minute.
+  const later = google.buy(SKU, fan.id);
+  const laterOrder = (await credit(app, fan, later.purchaseToken)).json().data.order.id as string;
+  const laterStatus = async () => (await app.db.orm.select().from(orders).where(eq(orders.id, laterOrder)))[0]?.status;
+  google.voidPurchase(later.purchaseToken);
+  await aRunAgo();
+  google.setDown(true);
+  await t.rejects(runJob(app, 'reconcile-google-voided'), { code: 'store_unreachable' });
+  google.setDown(false);
+  t.same(await runJob(app, 'reconcile-google-voided'), { job: 'reconcile-google-voided', processed: 0 }, 'not yet');
+  t.equal(await laterStatus(), 'fulfilled');
+  await aRunAgo();
+  await runJob(app, 'reconcile-google-voided');
+  t.equal(await laterStatus(), 'refunded', 'then read');
   t.equal((await credit(app, fan, refunded.purchaseToken)).json().error.code, 'store_purchase_cancelled');
   await assertNoViolations(t, app);
 });
