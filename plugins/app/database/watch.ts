@@ -71,7 +71,10 @@ export function watchDatabase(options: DatabaseWatchOptions): DatabaseWatch {
       if (!client) {
         const next = new pg.Client({
           connectionString: url,
-          connectionTimeoutMillis: ABANDON_AFTER_MS,
+          // Never shorter than the ping's own timeout: a process busy for seconds (starting up on a
+          // loaded machine) fires the driver's timer before it reads the server's answer, which
+          // would mark a healthy database down.
+          connectionTimeoutMillis: Math.max(ABANDON_AFTER_MS, timeoutMs),
           keepAlive: true,
           application_name: 'pack-service-watch',
         });
