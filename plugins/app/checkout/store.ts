@@ -63,7 +63,9 @@ export function createStoreSettlement(deps: {
    * Fulfils a store purchase once per store reference: the first report makes the order and credits
    * its coins; the same purchase reported again by its buyer answers that order (`credited` false);
    * reported by another account it is refused (409 `store_purchase_claimed`). A wallet that cannot
-   * take the coins fails the order for a platform admin to review (the store has the money).
+   * take the coins fails the order for a platform admin to review (the store has the money). The
+   * purchase's lock is held until the caller's transaction ends, so a refund of it waits, and
+   * `check` (a store's last word, such as a refund it already announced) runs under it.
    */
   async function fulfilStoreOrder(
     tx: Database,
