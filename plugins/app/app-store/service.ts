@@ -212,18 +212,21 @@ export function createAppStoreService(deps: AppStoreDeps) {
         throw new NotFoundError('store_product_not_found', 'No coin bundle is sold under this App Store product id.');
       const quantity = purchaseQuantity(transaction);
       const paid = appleAmount(transaction.price, transaction.currency, quantity);
-      return checkout.fulfilStoreOrder(
-        {
-          provider: 'apple',
-          providerRef: transactionId,
-          userId,
-          productId: product.id,
-          coins: (product.coins + product.bonusCoins) * quantity,
-          amount: paid?.amount ?? null,
-          currency: paid?.currency ?? null,
-          purchasedAt: new Date(transaction.purchaseDate ?? Date.now()),
-        },
-        { check: notRevoked },
+      // Known not to be stored a moment ago: straight to the purchase's transaction, no second read outside it.
+      return db.transaction((tx) =>
+        checkout.fulfilStoreOrder(
+          {
+            provider: 'apple',
+            providerRef: transactionId,
+            userId,
+            productId: product.id,
+            coins: (product.coins + product.bonusCoins) * quantity,
+            amount: paid?.amount ?? null,
+            currency: paid?.currency ?? null,
+            purchasedAt: new Date(transaction.purchaseDate ?? Date.now()),
+          },
+          { tx, check: notRevoked },
+        ),
       );
     },
 

@@ -125,13 +125,14 @@ export function createCheckoutService(deps: CheckoutDeps) {
   }
 
   return {
+    reportedStoreOrder,
+
     /**
      * A purchase a store vouches for becomes a fulfilled order with one top-up, once per store
      * reference: replayed by its buyer it answers the same order (`credited` false); by another
-     * account, 409 `store_purchase_claimed`.
+     * account, 409 `store_purchase_claimed`. Given a transaction, it works in it (the caller has
+     * asked `reportedStoreOrder` already, or needs the order with other writes).
      */
-    reportedStoreOrder,
-
     async fulfilStoreOrder(
       purchase: StorePurchase,
       options: { tx?: Database; check?: StorePurchaseCheck } = {},
